@@ -1,0 +1,37 @@
+EXTENSION = unlearn
+EXTVERSION = 0.1.0
+
+MODULE_big = unlearn
+OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
+	src/train.o src/catalog.o src/removal.o src/trigger.o src/predict.o \
+	src/verify.o
+
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+TESTS = $(sort $(wildcard test/sql/*.sql))
+REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
+
+ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
+
+PG_CPPFLAGS = -I/usr/include/x86_64-linux-gnu/openblas-pthread
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+SHLIB_LINK = -lopenblas -llapacke
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+# TAP tests run against the installed server binaries, like pgvector's
+# prove_installcheck: PGXS TAP needs a server built with --enable-tap-tests.
+.PHONY: prove_installcheck
+prove_installcheck:
+	rm -rf $(CURDIR)/tmp_check
+	cd $(srcdir) && TESTDIR='$(CURDIR)' PATH="$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
+		top_builddir='$(CURDIR)/$(top_builddir)' \
+		PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+		$(PROVE) -I $(pgxsdir)/src/test/perl -I test/perl $(PROVE_FLAGS) $(or $(PROVE_TESTS),test/t/*.pl)

@@ -1,0 +1,567 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Reading and writing unlearn.models, unlearn.model_state and
+ *	  unlearn.ledger through SPI, and the triggers on trained tables.
+ *
+ * All functions here expect an open SPI connection.  Every statement is
+ * schema-qualified and parameterised, so it does not depend on the
+ * caller's search_path.  Row-level security on the catalog (see
+ * sql/unlearn.sql) makes the state rows visible to their owner only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+static const char *const bound_names[] = {"guo", "taylor", "exact"};
+
+char *
+relation_qualified_name(Oid relid)
+{
+	char	   *rel = get_rel_name(relid);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), rel);
+}
+
+void
+check_model_owner(UnlearnModel *m)
+{
+	if (!has_privs_of_role(GetUserId(), m->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of model \"%s\"", m->name),
+				 errhint("Models belong to the role that trained them.")));
+}
+
+/* --- Datum helpers ------------------------------------------------------ */
+
+static Datum
+bytea_from_doubles(const double *v, Size n)
+{
+	Size		len = sizeof(double) * n;
+	bytea	   *b = (bytea *) MemoryContextAllocHuge(CurrentMemoryContext, VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), v, len);
+	return PointerGetDatum(b);
+}
+
+static double *
+doubles_from_bytea(Datum d, Size expected, const char *what)
+{
+	bytea	   *b = DatumGetByteaPP(d);
+	Size		len = VARSIZE_ANY_EXHDR(b);
+	double	   *v;
+
+	if (len != expected * sizeof(double))
+		elog(ERROR, "unlearn.model_state.%s has %zu bytes, expected %zu",
+			 what, len, expected * sizeof(double));
+	v = MemoryContextAllocHuge(CurrentMemoryContext, len);
+	memcpy(v, VARDATA_ANY(b), len);
+	return v;
+}
+
+static Datum
+float8_array(const double *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = Float8GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* coef as a K x p array (1-D when K = 1) */
+static Datum
+coef_array(UnlearnModel *m)
+{
+	Datum	   *d = palloc(sizeof(Datum) * m->nclasses * m->p);
+	int			dims[2];
+	int			lbs[2] = {1, 1};
+	int			i;
+
+	for (i = 0; i < m->nclasses * m->p; i++)
+		d[i] = Float8GetDatum(m->coef[i]);
+	dims[0] = m->nclasses;
+	dims[1] = m->p;
+	if (m->nclasses == 1)
+		return PointerGetDatum(construct_md_array(d, NULL, 1, &dims[1], lbs, FLOAT8OID,
+												  sizeof(float8), FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+	return PointerGetDatum(construct_md_array(d, NULL, 2, dims, lbs, FLOAT8OID,
+											  sizeof(float8), FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+}
+
+static Datum
+text_array(char **v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = CStringGetTextDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static double *
+doubles_from_array(Datum arr, int *n)
+{
+	ArrayType  *a = DatumGetArrayTypeP(arr);
+	int			count = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	double	   *v = palloc(sizeof(double) * Max(count, 1));
+
+	memcpy(v, ARR_DATA_PTR(a), sizeof(double) * count);
+	*n = count;
+	return v;
+}
+
+static char **
+strings_from_array(Datum arr, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **out;
+	int			i;
+
+	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, n);
+	out = palloc(sizeof(char *) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+		out[i] = TextDatumGetCString(elems[i]);
+	return out;
+}
+
+/* --- models ------------------------------------------------------------- */
+
+#define MODEL_COLUMNS \
+	"model, owner, source, label, features, feature_array, column_types, loss, " \
+	"classes, dims, intercept, scale, rows, trained_rows, removed, inserted, " \
+	"retrains, lambda, reg, sigma, epsilon, delta, budget, spent, bound, " \
+	"on_exhausted, steps, coef"
+
+static Datum
+getcol(int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
+}
+
+static void
+load_state(UnlearnModel *m, bool for_update)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	int			ret;
+	bool		isnull;
+	Size		packed = PACKED_SIZE(m->p);
+	int			n;
+
+	args[0] = CStringGetTextDatum(m->name);
+	ret = SPI_execute_with_args(for_update ?
+								"SELECT noise, anchor, factor, gram, gram_bound, class_spent "
+								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
+								"SELECT noise, anchor, factor, gram, gram_bound, class_spent "
+								"FROM unlearn.model_state WHERE model = $1",
+								1, argtypes, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for the removal state of model \"%s\"", m->name),
+				 errhint("Only the owner of the model can read its noise, Hessian and Gram matrix.")));
+	m->noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, "noise");
+	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, "anchor");
+	m->factor = doubles_from_bytea(getcol(3, &isnull), packed * m->nclasses, "factor");
+	m->gram = doubles_from_bytea(getcol(4, &isnull), packed, "gram");
+	m->gram_bound = DatumGetFloat8(getcol(5, &isnull));
+	m->class_spent = doubles_from_array(getcol(6, &isnull), &n);
+	m->has_state = true;
+}
+
+UnlearnModel *
+catalog_load_model(const char *name, bool with_state, bool for_update, bool missing_ok)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	int			ret;
+	bool		isnull;
+	UnlearnModel *m;
+	Datum		d;
+	int			n;
+	char	   *s;
+	ArrayType  *types;
+
+	args[0] = CStringGetTextDatum(name);
+	ret = SPI_execute_with_args(for_update ?
+								"SELECT " MODEL_COLUMNS " FROM unlearn.models WHERE model = $1 FOR UPDATE" :
+								"SELECT " MODEL_COLUMNS " FROM unlearn.models WHERE model = $1",
+								1, argtypes, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+	if (SPI_processed == 0)
+	{
+		if (missing_ok)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errhint("See SELECT model FROM unlearn.models for the models there are.")));
+	}
+
+	m = palloc0(sizeof(UnlearnModel));
+	m->name = pstrdup(name);
+	m->owner = DatumGetObjectId(getcol(2, &isnull));
+	m->source = DatumGetObjectId(getcol(3, &isnull));
+	m->label = TextDatumGetCString(getcol(4, &isnull));
+	m->features = strings_from_array(getcol(5, &isnull), &m->nfeatures);
+	m->feature_array = DatumGetBool(getcol(6, &isnull));
+	types = DatumGetArrayTypeP(getcol(7, &isnull));
+	m->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
+	memcpy(m->column_types, ARR_DATA_PTR(types), sizeof(Oid) * (m->nfeatures + 1));
+	s = TextDatumGetCString(getcol(8, &isnull));
+	m->loss = strcmp(s, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
+	d = getcol(9, &isnull);
+	if (!isnull)
+		m->classes = strings_from_array(d, &m->nlabels);
+	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
+	m->dims = DatumGetInt32(getcol(10, &isnull));
+	m->intercept = DatumGetBool(getcol(11, &isnull));
+	m->p = m->dims + (m->intercept ? 1 : 0);
+	m->scale = DatumGetFloat8(getcol(12, &isnull));
+	m->rows = DatumGetInt64(getcol(13, &isnull));
+	m->trained_rows = DatumGetInt64(getcol(14, &isnull));
+	m->removed = DatumGetInt64(getcol(15, &isnull));
+	m->inserted = DatumGetInt64(getcol(16, &isnull));
+	m->retrains = DatumGetInt32(getcol(17, &isnull));
+	m->lambda = DatumGetFloat8(getcol(18, &isnull));
+	m->reg = DatumGetFloat8(getcol(19, &isnull));
+	m->sigma = DatumGetFloat8(getcol(20, &isnull));
+	m->epsilon = DatumGetFloat8(getcol(21, &isnull));
+	m->delta = DatumGetFloat8(getcol(22, &isnull));
+	m->budget = DatumGetFloat8(getcol(23, &isnull));
+	m->spent = DatumGetFloat8(getcol(24, &isnull));
+	s = TextDatumGetCString(getcol(25, &isnull));
+	m->bound = strcmp(s, "guo") == 0 ? BOUND_GUO : strcmp(s, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
+	s = TextDatumGetCString(getcol(26, &isnull));
+	m->retrain_on_exhausted = strcmp(s, "retrain") == 0;
+	s = TextDatumGetCString(getcol(27, &isnull));
+	m->per_row_steps = strcmp(s, "row") == 0;
+	m->coef = doubles_from_array(getcol(28, &isnull), &n);
+	if (n != m->nclasses * m->p)
+		elog(ERROR, "coefficients of model \"%s\" have %d entries, expected %d",
+			 name, n, m->nclasses * m->p);
+
+	if (with_state)
+		load_state(m, for_update);
+	return m;
+}
+
+/* Names of the models trained on relid, in name order (the lock order). */
+List *
+catalog_models_of_relation(Oid relid, bool for_update)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	int			ret;
+	List	   *out = NIL;
+	uint64		i;
+
+	args[0] = ObjectIdGetDatum(relid);
+	ret = SPI_execute_with_args("SELECT model FROM unlearn.models WHERE source = $1 ORDER BY model",
+								1, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+	for (i = 0; i < SPI_processed; i++)
+		out = lappend(out, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	return out;
+}
+
+static const char *
+steps_name(UnlearnModel *m)
+{
+	return m->per_row_steps ? "row" : "statement";
+}
+
+void
+catalog_insert_model(UnlearnModel *m)
+{
+	Oid			types[28] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
+	FLOAT8ARRAYOID};
+	Datum		v[28];
+	char		nulls[29];
+	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	int			i;
+	int			ret;
+
+	memset(nulls, ' ', sizeof(nulls));
+	nulls[28] = '\0';
+	for (i = 0; i <= m->nfeatures; i++)
+		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
+
+	v[0] = CStringGetTextDatum(m->name);
+	v[1] = ObjectIdGetDatum(m->owner);
+	v[2] = ObjectIdGetDatum(m->source);
+	v[3] = CStringGetTextDatum(m->label);
+	v[4] = text_array(m->features, m->nfeatures);
+	v[5] = BoolGetDatum(m->feature_array);
+	v[6] = PointerGetDatum(construct_array(typedatums, m->nfeatures + 1, OIDOID,
+										   sizeof(Oid), true, TYPALIGN_INT));
+	v[7] = CStringGetTextDatum(m->loss == LOSS_SQUARED ? "squared" : "logistic");
+	if (m->classes)
+		v[8] = text_array(m->classes, m->nlabels);
+	else
+	{
+		v[8] = (Datum) 0;
+		nulls[8] = 'n';
+	}
+	v[9] = Int32GetDatum(m->dims);
+	v[10] = BoolGetDatum(m->intercept);
+	v[11] = Float8GetDatum(m->scale);
+	v[12] = Int64GetDatum(m->rows);
+	v[13] = Int64GetDatum(m->trained_rows);
+	v[14] = Int64GetDatum(m->removed);
+	v[15] = Int64GetDatum(m->inserted);
+	v[16] = Int32GetDatum(m->retrains);
+	v[17] = Float8GetDatum(m->lambda);
+	v[18] = Float8GetDatum(m->reg);
+	v[19] = Float8GetDatum(m->sigma);
+	v[20] = Float8GetDatum(m->epsilon);
+	v[21] = Float8GetDatum(m->delta);
+	v[22] = Float8GetDatum(m->budget);
+	v[23] = Float8GetDatum(m->spent);
+	v[24] = CStringGetTextDatum(bound_names[m->bound]);
+	v[25] = CStringGetTextDatum(m->retrain_on_exhausted ? "retrain" : "error");
+	v[26] = CStringGetTextDatum(steps_name(m));
+	v[27] = coef_array(m);
+
+	ret = SPI_execute_with_args("INSERT INTO unlearn.models (" MODEL_COLUMNS ", trained_at, updated_at) "
+								"VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
+								"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, "
+								"clock_timestamp(), clock_timestamp())",
+								28, types, v, nulls, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not insert model: %d", ret);
+	/* the state row follows */
+	catalog_update_model(m);
+}
+
+/*
+ * Write the changeable part of the model and its state.  The state row is
+ * upserted; noise and anchor are only rewritten after a (re)training, so a
+ * removal leaves their TOAST values in place.
+ */
+static void
+write_state(UnlearnModel *m, bool full)
+{
+	Oid			types[7] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
+	Datum		v[7];
+	Size		packed = PACKED_SIZE(m->p);
+	int			ret;
+
+	v[0] = CStringGetTextDatum(m->name);
+	v[1] = float8_array(m->class_spent, m->nclasses);
+	v[2] = Float8GetDatum(m->gram_bound);
+	v[3] = bytea_from_doubles(m->factor, packed * m->nclasses);
+	v[4] = bytea_from_doubles(m->gram, packed);
+	if (full)
+	{
+		v[5] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
+		v[6] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
+		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
+									"(model, class_spent, gram_bound, factor, gram, noise, anchor) "
+									"VALUES ($1, $2, $3, $4, $5, $6, $7) "
+									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
+									"factor = $4, gram = $5, noise = $6, anchor = $7",
+									7, types, v, NULL, false, 0);
+		if (ret != SPI_OK_INSERT)
+			elog(ERROR, "could not write model state: %d", ret);
+	}
+	else
+	{
+		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+									"factor = $4, gram = $5 WHERE model = $1",
+									5, types, v, NULL, false, 0);
+		if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+			elog(ERROR, "could not update model state of \"%s\"", m->name);
+	}
+	pfree(DatumGetPointer(v[3]));
+	pfree(DatumGetPointer(v[4]));
+}
+
+/* m->retrained_now makes write_state rewrite noise and anchor too */
+void
+catalog_update_model(UnlearnModel *m)
+{
+	Oid			types[12] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID};
+	Datum		v[12];
+	int			ret;
+
+	v[0] = CStringGetTextDatum(m->name);
+	v[1] = Float8GetDatum(m->scale);
+	v[2] = Int64GetDatum(m->rows);
+	v[3] = Int64GetDatum(m->trained_rows);
+	v[4] = Int64GetDatum(m->removed);
+	v[5] = Int64GetDatum(m->inserted);
+	v[6] = Int32GetDatum(m->retrains);
+	v[7] = Float8GetDatum(m->reg);
+	v[8] = Float8GetDatum(m->budget);
+	v[9] = Float8GetDatum(m->spent);
+	v[10] = coef_array(m);
+	v[11] = BoolGetDatum(m->retrained_now);
+	ret = SPI_execute_with_args("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
+								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
+								"spent = $10, coef = $11, updated_at = clock_timestamp(), "
+								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END "
+								"WHERE model = $1",
+								12, types, v, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update model \"%s\"", m->name);
+	write_state(m, m->retrained_now);
+}
+
+void
+catalog_delete_model(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	int			ret;
+
+	args[0] = CStringGetTextDatum(name);
+	ret = SPI_execute_with_args("DELETE FROM unlearn.models WHERE model = $1",
+								1, argtypes, args, NULL, false, 0);
+	if (ret != SPI_OK_DELETE)
+		elog(ERROR, "could not delete model \"%s\": %d", name, ret);
+}
+
+void
+catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 added,
+			   double bound, bool retrained)
+{
+	Oid			types[8] = {TEXTOID, OIDOID, TEXTOID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BOOLOID};
+	Datum		v[8];
+	int			ret;
+
+	v[0] = CStringGetTextDatum(m->name);
+	v[1] = ObjectIdGetDatum(m->owner);
+	v[2] = CStringGetTextDatum(operation);
+	v[3] = Int64GetDatum(removed);
+	v[4] = Int64GetDatum(added);
+	v[5] = Float8GetDatum(bound);
+	v[6] = Float8GetDatum(m->spent);
+	v[7] = BoolGetDatum(retrained);
+	ret = SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
+								"rows_added, bound, spent, retrained) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+								8, types, v, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not write ledger: %d", ret);
+}
+
+/* --- triggers on trained tables ----------------------------------------- */
+
+bool		unlearn_changing_triggers = false;
+
+static bool
+relation_has_unlearn_triggers(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+
+	args[0] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 "
+							  "AND tgname = 'unlearn_after_delete'",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_trigger");
+	return SPI_processed > 0;
+}
+
+/*
+ * One set of triggers per table, ENABLE ALWAYS so that
+ * session_replication_role = replica does not silence them.  Transition
+ * tables need one trigger per event.
+ */
+void
+catalog_attach_triggers(Oid relid)
+{
+	char	   *rel = relation_qualified_name(relid);
+	StringInfoData q;
+
+	if (relation_has_unlearn_triggers(relid))
+		return;
+	initStringInfo(&q);
+	appendStringInfo(&q,
+					 "CREATE TRIGGER unlearn_after_delete AFTER DELETE ON %s "
+					 "REFERENCING OLD TABLE AS unlearn_old FOR EACH STATEMENT "
+					 "EXECUTE FUNCTION unlearn._maintain();"
+					 "CREATE TRIGGER unlearn_after_insert AFTER INSERT ON %s "
+					 "REFERENCING NEW TABLE AS unlearn_new FOR EACH STATEMENT "
+					 "EXECUTE FUNCTION unlearn._maintain();"
+					 "CREATE TRIGGER unlearn_after_update AFTER UPDATE ON %s "
+					 "REFERENCING OLD TABLE AS unlearn_old NEW TABLE AS unlearn_new "
+					 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
+					 "CREATE TRIGGER unlearn_before_truncate BEFORE TRUNCATE ON %s "
+					 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._forbid_truncate();"
+					 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_after_delete, "
+					 "ENABLE ALWAYS TRIGGER unlearn_after_insert, "
+					 "ENABLE ALWAYS TRIGGER unlearn_after_update, "
+					 "ENABLE ALWAYS TRIGGER unlearn_before_truncate",
+					 rel, rel, rel, rel, rel);
+	unlearn_changing_triggers = true;
+	PG_TRY();
+	{
+		if (SPI_execute(q.data, false, 0) < 0)
+			elog(ERROR, "could not create the triggers of %s", rel);
+	}
+	PG_FINALLY();
+	{
+		unlearn_changing_triggers = false;
+	}
+	PG_END_TRY();
+}
+
+void
+catalog_detach_triggers_if_unused(Oid relid)
+{
+	char	   *rel;
+	StringInfoData q;
+
+	if (get_rel_name(relid) == NULL || catalog_models_of_relation(relid, false) != NIL)
+		return;
+	rel = relation_qualified_name(relid);
+	initStringInfo(&q);
+	appendStringInfo(&q,
+					 "DROP TRIGGER IF EXISTS unlearn_after_delete ON %s;"
+					 "DROP TRIGGER IF EXISTS unlearn_after_insert ON %s;"
+					 "DROP TRIGGER IF EXISTS unlearn_after_update ON %s;"
+					 "DROP TRIGGER IF EXISTS unlearn_before_truncate ON %s",
+					 rel, rel, rel, rel);
+	unlearn_changing_triggers = true;
+	PG_TRY();
+	{
+		if (SPI_execute(q.data, false, 0) < 0)
+			elog(ERROR, "could not drop the triggers of %s", rel);
+	}
+	PG_FINALLY();
+	{
+		unlearn_changing_triggers = false;
+	}
+	PG_END_TRY();
+}

@@ -1,0 +1,228 @@
+/*-------------------------------------------------------------------------
+ *
+ * linalg.c
+ *	  Dense linear algebra on packed symmetric matrices, over OpenBLAS and
+ *	  LAPACKE.
+ *
+ * Symmetric p x p matrices (H, K') are stored as their lower triangle in
+ * LAPACK's column-major packed layout: element (i, j), i >= j, lives at
+ * j*p - j*(j-1)/2 + (i - j).  Every product, factorisation and solve goes
+ * through BLAS/LAPACK.  The only loops of our own are the rank-one
+ * Cholesky update and down-date, which LAPACK does not offer; their inner
+ * loops are BLAS level-1 calls.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+/* start of column j of a packed lower p x p matrix */
+static inline Size
+packed_column(int p, int j)
+{
+	return (Size) j * p - (Size) j * (j - 1) / 2;
+}
+
+void
+linalg_init(void)
+{
+	/* nothing to set up: OpenBLAS reads OPENBLAS_NUM_THREADS itself */
+}
+
+/*
+ * In-place Cholesky factorisation A = L L' of a packed lower matrix.
+ * Returns false when A is not positive definite.
+ */
+bool
+chol_factor_packed(double *ap, int p)
+{
+	lapack_int	info = LAPACKE_dpptrf(LAPACK_COL_MAJOR, 'L', p, ap);
+
+	if (info < 0)
+		elog(ERROR, "LAPACKE_dpptrf: illegal argument %d", (int) -info);
+	return info == 0;
+}
+
+/* Solve L L' v = rhs in place, O(p^2). */
+void
+chol_solve_packed(const double *lp, int p, double *rhs)
+{
+	lapack_int	info = LAPACKE_dpptrs(LAPACK_COL_MAJOR, 'L', p, 1, lp, rhs, p);
+
+	if (info != 0)
+		elog(ERROR, "LAPACKE_dpptrs failed: %d", (int) info);
+}
+
+/* out = L L' v, O(p^2): used to measure the solve error H v - Delta. */
+void
+chol_apply_packed(const double *lp, int p, const double *v, double *out)
+{
+	memcpy(out, v, sizeof(double) * p);
+	cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lp, out, 1);
+	cblas_dtpmv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, p, lp, out, 1);
+}
+
+/*
+ * L L' <- L L' + weight * x x', O(p^2).  The classic rotation sweep; x is
+ * copied, not modified.
+ */
+void
+chol_rank1_update(double *lp, int p, const double *x, double weight)
+{
+	double	   *z = palloc(sizeof(double) * p);
+	double		root = sqrt(weight);
+	int			k;
+
+	for (k = 0; k < p; k++)
+		z[k] = x[k] * root;
+
+	for (k = 0; k < p; k++)
+	{
+		double	   *col = lp + packed_column(p, k);
+		double		lkk = col[0];
+		double		r = hypot(lkk, z[k]);
+		double		c = r / lkk;
+		double		s = z[k] / lkk;
+		int			rest = p - k - 1;
+
+		col[0] = r;
+		if (rest > 0 && z[k] != 0.0)
+		{
+			cblas_daxpy(rest, s, z + k + 1, 1, col + 1, 1);
+			cblas_dscal(rest, 1.0 / c, col + 1, 1);
+			cblas_dscal(rest, c, z + k + 1, 1);
+			cblas_daxpy(rest, -s, col + 1, 1, z + k + 1, 1);
+		}
+	}
+	pfree(z);
+}
+
+/*
+ * L L' <- L L' - weight * x x', O(p^2), by hyperbolic rotations.  Returns
+ * false (leaving L partly modified) when the result would not be positive
+ * definite; callers treat that as a numerical failure and retrain.
+ */
+bool
+chol_rank1_downdate(double *lp, int p, const double *x, double weight)
+{
+	double	   *z = palloc(sizeof(double) * p);
+	double		root = sqrt(weight);
+	int			k;
+
+	for (k = 0; k < p; k++)
+		z[k] = x[k] * root;
+
+	for (k = 0; k < p; k++)
+	{
+		double	   *col = lp + packed_column(p, k);
+		double		lkk = col[0];
+		double		r2 = (lkk - z[k]) * (lkk + z[k]);
+		double		r,
+					c,
+					s;
+		int			rest = p - k - 1;
+
+		if (!(r2 > 0.0))
+		{
+			pfree(z);
+			return false;
+		}
+		if (z[k] == 0.0)
+			continue;
+		r = sqrt(r2);
+		c = r / lkk;
+		s = z[k] / lkk;
+		col[0] = r;
+		if (rest > 0)
+		{
+			cblas_daxpy(rest, -s, z + k + 1, 1, col + 1, 1);
+			cblas_dscal(rest, 1.0 / c, col + 1, 1);
+			cblas_dscal(rest, c, z + k + 1, 1);
+			cblas_daxpy(rest, -s, col + 1, 1, z + k + 1, 1);
+		}
+	}
+	pfree(z);
+	return true;
+}
+
+/* Pack the lower triangle of a column-major full matrix. */
+void
+packed_from_full(const double *full, int p, double *packed)
+{
+	lapack_int	info = LAPACKE_dtrttp(LAPACK_COL_MAJOR, 'L', p, full, p, packed);
+
+	if (info != 0)
+		elog(ERROR, "LAPACKE_dtrttp failed: %d", (int) info);
+}
+
+/* Unpack into the lower triangle of a column-major full matrix. */
+void
+full_from_packed(const double *packed, int p, double *full)
+{
+	lapack_int	info = LAPACKE_dtpttr(LAPACK_COL_MAJOR, 'L', p, packed, full, p);
+
+	if (info != 0)
+		elog(ERROR, "LAPACKE_dtpttr failed: %d", (int) info);
+}
+
+/* av = A v and returns v' A v, for packed symmetric A. */
+double
+packed_quadratic(const double *ap, int p, const double *v, double *av)
+{
+	cblas_dspmv(CblasColMajor, CblasLower, p, 1.0, ap, v, 1, 0.0, av, 1);
+	return cblas_ddot(p, v, 1, av, 1);
+}
+
+/*
+ * An upper bound on lambda_max of a packed PSD matrix: LAPACK's largest
+ * eigenvalue plus a margin that covers its backward error (p eps ||A||_F),
+ * never more than the Frobenius norm, which bounds it rigorously.
+ */
+double
+packed_max_eigenvalue_bound(const double *ap, int p)
+{
+	Size		len = PACKED_SIZE(p);
+	double	   *work = palloc(sizeof(double) * len);
+	double	   *eig = palloc(sizeof(double) * p);
+	lapack_int	found = 0;
+	lapack_int *ifail = palloc(sizeof(lapack_int) * p);
+	double		frob2 = 0.0;
+	double		top;
+	lapack_int	info;
+	Size		i;
+	int			j;
+
+	/* Frobenius norm: off-diagonal entries count twice */
+	for (j = 0; j < p; j++)
+	{
+		const double *col = ap + packed_column(p, j);
+
+		frob2 += col[0] * col[0];
+		for (i = 1; i < (Size) (p - j); i++)
+			frob2 += 2.0 * col[i] * col[i];
+	}
+
+	memcpy(work, ap, sizeof(double) * len);
+	info = LAPACKE_dspevx(LAPACK_COL_MAJOR, 'N', 'I', 'L', p, work, 0.0, 0.0,
+						  p, p, 0.0, &found, eig, NULL, 1, ifail);
+	if (info != 0 || found != 1)
+		top = sqrt(frob2);
+	else
+		top = Min(eig[0] + 4.0 * p * DBL_EPSILON * sqrt(frob2) + 1e-12,
+				  sqrt(frob2));
+	pfree(work);
+	pfree(eig);
+	pfree(ifail);
+	return top;
+}
+
+double
+vec_norm(const double *v, int p)
+{
+	return cblas_dnrm2(p, v, 1);
+}

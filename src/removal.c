@@ -1,0 +1,380 @@
+/*-------------------------------------------------------------------------
+ *
+ * removal.c
+ *	  Certified Newton removal and addition of rows (Eq. 3 and Eq. 6), the
+ *	  per-step residual bounds (certified-removal.md §4) and the budget rule
+ *	  of Algorithm 2.
+ *
+ * One step moves rows S- out of and rows S+ into the model:
+ *
+ *	 Delta = sum_{S-} l'(w.x_r) x_r - sum_{S+} l'(w.x_r) x_r
+ *	 H    <- H - sum_{S-} c_r x_r x_r' + sum_{S+} c_r x_r x_r',  c_r = l''(w0.x_r)
+ *	 K'   <- K' - sum_{S-} x_r x_r' + sum_{S+} x_r x_r'
+ *	 v     = H^{-1} Delta,  w <- w + v
+ *
+ * H is the stale Hessian built at the anchor w0, so c_r is evaluated at w0
+ * (certified-removal.md §5).  The new residual is u_prev + R + (H_w - H)v +
+ * (Hv - Delta) (§4.2), and the bound of one step is
+ *
+ *	 taylor: (gamma/2) v'K'v
+ *	 guo:	 gamma ||X'||_2 ||v|| ||X'v||  with ||X'||_2^2 <= gram_bound
+ *
+ * plus, for both, the stale-Hessian term gamma ||X'(w - w0)|| ||X'v|| and
+ * the measured solve error ||L L' v - Delta||.  The exact bound instead
+ * measures R over the rows once per statement:
+ *
+ *	 R = g(w_end; D') - g(w_start; D') - Delta(w_start),
+ *	 g(w; D) = sum_i l'(w.x_i) x_i + Lambda w,
+ *
+ * which is exactly the change of the residual whatever steps were taken.
+ *
+ * Cost per row: two rank-one factor updates' worth of O(p^2) work per
+ * class, one DSPR on K', one packed solve and two DSPMVs; the exact bound
+ * adds one O(n p) pass per statement.  Nothing here is O(p^3) or scans the
+ * table, except that pass and a retrain.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+
+#include "executor/spi.h"
+#include "miscadmin.h"
+
+/* Per-statement working data: targets of the rows, per class. */
+typedef struct StepRows
+{
+	int			count;
+	const double *x;			/* count * p */
+	double	   *y;				/* binary / squared target */
+	int		   *cls;			/* class index (one-vs-rest) */
+} StepRows;
+
+static double
+row_target(UnlearnModel *m, const StepRows *rows, int i, int k)
+{
+	if (m->nclasses > 1)
+		return rows->cls[i] == k ? 1.0 : -1.0;
+	return rows->y[i];
+}
+
+static void
+prepare_rows(UnlearnModel *m, RowBatch *batch, StepRows *rows)
+{
+	int			i;
+
+	rows->count = batch ? batch->count : 0;
+	rows->x = batch ? batch->x : NULL;
+	rows->y = palloc(sizeof(double) * Max(rows->count, 1));
+	rows->cls = palloc(sizeof(int) * Max(rows->count, 1));
+	for (i = 0; i < rows->count; i++)
+		rows->cls[i] = label_to_target(m, batch->labels[i], &rows->y[i]);
+}
+
+/*
+ * Delta of class k at w over the removed rows minus the added rows, each
+ * given as (x, target) through a StepRows view and an offset into x.
+ */
+static void
+accumulate_delta(UnlearnModel *m, const StepRows *rows, int from, int count, int k,
+				 const double *w, double sign, double *delta)
+{
+	int			p = m->p;
+	int			i;
+
+	for (i = from; i < from + count; i++)
+	{
+		const double *x = rows->x + (Size) i * p;
+		double		z = cblas_ddot(p, w, 1, x, 1);
+
+		cblas_daxpy(p, sign * loss_d1(m->loss, z, row_target(m, rows, i, k)), x, 1, delta, 1);
+	}
+}
+
+typedef enum StepOutcome
+{
+	STEP_OK,
+	STEP_EXHAUSTED,
+	STEP_NUMERICAL
+} StepOutcome;
+
+/*
+ * One Newton step moving rems[rem_from, +rem_count) out and
+ * adds[add_from, +add_count) in.  Adds each class's bound to step_bound.
+ */
+static StepOutcome
+newton_step(UnlearnModel *m, const StepRows *rems, int rem_from, int rem_count,
+			const StepRows *adds, int add_from, int add_count, double *step_bound)
+{
+	int			p = m->p;
+	Size		packed = PACKED_SIZE(p);
+	double		gamma = loss_gamma(m->loss);
+	double	   *delta = palloc(sizeof(double) * p);
+	double	   *drift = palloc(sizeof(double) * p);
+	double	   *kv = palloc(sizeof(double) * p);
+	double	   *hv = palloc(sizeof(double) * p);
+	int			i,
+				k;
+	StepOutcome outcome = STEP_OK;
+
+	for (k = 0; k < m->nclasses; k++)
+	{
+		double	   *w = m->coef + (Size) k * p;
+		double	   *w0 = m->anchor + (Size) k * p;
+		double	   *lfac = m->factor + packed * k;
+		double		quad,
+					drift_quad,
+					bound = 0.0;
+
+		memset(delta, 0, sizeof(double) * p);
+		accumulate_delta(m, rems, rem_from, rem_count, k, w, 1.0, delta);
+		accumulate_delta(m, adds, add_from, add_count, k, w, -1.0, delta);
+
+		/* H += c x x' for added rows first, then down-date removed rows */
+		for (i = add_from; i < add_from + add_count; i++)
+		{
+			const double *x = adds->x + (Size) i * p;
+			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, adds, i, k));
+
+			chol_rank1_update(lfac, p, x, c);
+		}
+		for (i = rem_from; i < rem_from + rem_count; i++)
+		{
+			const double *x = rems->x + (Size) i * p;
+			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, rems, i, k));
+
+			if (!chol_rank1_downdate(lfac, p, x, c))
+				outcome = STEP_NUMERICAL;
+		}
+		if (outcome == STEP_NUMERICAL)
+			break;
+
+		/* K' changes once, with the first class */
+		if (k == 0)
+		{
+			for (i = add_from; i < add_from + add_count; i++)
+			{
+				const double *x = adds->x + (Size) i * p;
+
+				cblas_dspr(CblasColMajor, CblasLower, p, 1.0, x, 1, m->gram);
+				/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2 */
+				m->gram_bound += cblas_ddot(p, x, 1, x, 1);
+			}
+			for (i = rem_from; i < rem_from + rem_count; i++)
+				cblas_dspr(CblasColMajor, CblasLower, p, -1.0, rems->x + (Size) i * p, 1, m->gram);
+		}
+
+		/* hv = v = H^{-1} Delta; then measure the solve error ||L L' v - Delta|| */
+		memcpy(hv, delta, sizeof(double) * p);
+		chol_solve_packed(lfac, p, hv);
+		if (gamma > 0.0)
+		{
+			double		solve_error;
+
+			chol_apply_packed(lfac, p, hv, kv);
+			cblas_daxpy(p, -1.0, delta, 1, kv, 1);
+			solve_error = vec_norm(kv, p);
+
+			quad = packed_quadratic(m->gram, p, hv, kv);	/* v'K'v = ||X'v||^2 */
+			for (i = 0; i < p; i++)
+				drift[i] = w[i] - w0[i];
+			drift_quad = packed_quadratic(m->gram, p, drift, delta);	/* ||X'(w-w0)||^2 */
+			quad = Max(quad, 0.0);
+			drift_quad = Max(drift_quad, 0.0);
+
+			if (m->bound == BOUND_TAYLOR)
+				bound = 0.5 * gamma * quad;
+			else if (m->bound == BOUND_GUO)
+				bound = gamma * sqrt(m->gram_bound) * vec_norm(hv, p) * sqrt(quad);
+			if (m->bound != BOUND_EXACT)
+			{
+				bound += gamma * sqrt(drift_quad) * sqrt(quad) + solve_error;
+				/* cover the rounding of the two quadratic forms */
+				bound = bound * (1.0 + 64.0 * p * DBL_EPSILON) + DBL_MIN;
+			}
+		}
+		step_bound[k] += bound;
+		cblas_daxpy(p, 1.0, hv, 1, w, 1);
+	}
+	pfree(delta);
+	pfree(drift);
+	pfree(kv);
+	pfree(hv);
+	return outcome;
+}
+
+/*
+ * The exact bound of a whole statement: one pass over the rows the model
+ * reflects now.
+ */
+static void
+exact_statement_bound(UnlearnModel *m, const double *w_start, const StepRows *rems,
+					  const StepRows *adds, double *bound)
+{
+	DesignMatrix dm;
+	int			p = m->p;
+	double	   *g_end = palloc(sizeof(double) * p);
+	double	   *g_start = palloc(sizeof(double) * p);
+	int			k;
+
+	load_design(m, relation_qualified_name(m->source), &dm, false);
+	map_design(m, &dm, false);
+	for (k = 0; k < m->nclasses; k++)
+	{
+		double		mag_end,
+					mag_start;
+
+		design_gradient(m, &dm, k, m->coef + (Size) k * p, NULL, g_end, &mag_end);
+		design_gradient(m, &dm, k, w_start + (Size) k * p, NULL, g_start, &mag_start);
+		cblas_daxpy(p, -1.0, g_start, 1, g_end, 1);
+		/* R = g_end - g_start - Delta(w_start) */
+		accumulate_delta(m, rems, 0, rems->count, k, w_start + (Size) k * p, -1.0, g_end);
+		accumulate_delta(m, adds, 0, adds->count, k, w_start + (Size) k * p, 1.0, g_end);
+		bound[k] = vec_norm(g_end, p)
+			+ 2.0 * (dm.n + p + rems->count + adds->count) * DBL_EPSILON
+			* (mag_end + mag_start + rems->count + adds->count);
+	}
+	free_design(&dm);
+}
+
+static bool
+budget_exceeded(UnlearnModel *m, const double *class_spent_after)
+{
+	if (m->loss == LOSS_SQUARED)
+		return false;			/* removal is exact and spends nothing */
+	return combine_class_spent(class_spent_after, m->nclasses) > m->budget;
+}
+
+static void
+retrain_for_budget(UnlearnModel *m, const char *why)
+{
+	if (!m->retrain_on_exhausted)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("removal budget of model \"%s\" is exhausted", m->name),
+				 errdetail("Spent %.6g of %.6g; this change would exceed it.", m->spent, m->budget),
+				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
+						 m->name)));
+	ereport(NOTICE,
+			(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
+			 errdetail("%s", why)));
+	retrain_model(m, false, true);
+	m->retrains++;
+	m->retrained_now = true;
+}
+
+/*
+ * Apply one statement's row changes to m (which must be loaded with its
+ * state and locked).  Returns the l2 (over classes) bound spent by the
+ * statement; m is left ready for catalog_update_model.
+ */
+double
+apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
+{
+	StepRows	rems,
+				adds;
+	int			K = m->nclasses;
+	int			p = m->p;
+	double	   *statement_bound = palloc0(sizeof(double) * K);
+	double	   *spent_after = palloc(sizeof(double) * K);
+	double	   *w_start = NULL;
+	double		spent_before = m->spent;
+	double		total_bound;
+	int			i,
+				k;
+	bool		retrained = false;
+
+	prepare_rows(m, removed, &rems);
+	prepare_rows(m, added, &adds);
+	if (m->bound == BOUND_EXACT)
+	{
+		w_start = palloc(sizeof(double) * K * p);
+		memcpy(w_start, m->coef, sizeof(double) * K * p);
+	}
+
+	if (m->per_row_steps)
+	{
+		/* sequential steps: one row each, removals first */
+		for (i = 0; i < rems.count + adds.count && !retrained; i++)
+		{
+			double	   *step_bound = palloc0(sizeof(double) * K);
+			StepOutcome outcome;
+
+			CHECK_FOR_INTERRUPTS();
+			if (i < rems.count)
+				outcome = newton_step(m, &rems, i, 1, &adds, 0, 0, step_bound);
+			else
+				outcome = newton_step(m, &rems, 0, 0, &adds, i - rems.count, 1, step_bound);
+			for (k = 0; k < K; k++)
+				spent_after[k] = m->class_spent[k] + statement_bound[k] + step_bound[k];
+			if (outcome == STEP_NUMERICAL)
+			{
+				retrain_for_budget(m, "The Hessian factor lost positive definiteness.");
+				retrained = true;
+			}
+			else if (m->bound != BOUND_EXACT && budget_exceeded(m, spent_after))
+			{
+				retrain_for_budget(m, "The removal budget would be exceeded.");
+				retrained = true;
+			}
+			else
+				for (k = 0; k < K; k++)
+					statement_bound[k] += step_bound[k];
+			pfree(step_bound);
+		}
+	}
+	else
+	{
+		StepOutcome outcome = newton_step(m, &rems, 0, rems.count, &adds, 0, adds.count,
+										  statement_bound);
+
+		for (k = 0; k < K; k++)
+			spent_after[k] = m->class_spent[k] + statement_bound[k];
+		if (outcome == STEP_NUMERICAL)
+		{
+			retrain_for_budget(m, "The Hessian factor lost positive definiteness.");
+			retrained = true;
+		}
+		else if (m->bound != BOUND_EXACT && budget_exceeded(m, spent_after))
+		{
+			retrain_for_budget(m, "The removal budget would be exceeded.");
+			retrained = true;
+		}
+	}
+
+	if (!retrained && m->bound == BOUND_EXACT && m->loss != LOSS_SQUARED)
+	{
+		exact_statement_bound(m, w_start, &rems, &adds, statement_bound);
+		for (k = 0; k < K; k++)
+			spent_after[k] = m->class_spent[k] + statement_bound[k];
+		if (budget_exceeded(m, spent_after))
+		{
+			retrain_for_budget(m, "The removal budget would be exceeded.");
+			retrained = true;
+		}
+	}
+
+	total_bound = combine_class_spent(statement_bound, K);
+	if (!retrained)
+	{
+		for (k = 0; k < K; k++)
+			m->class_spent[k] += statement_bound[k];
+		m->spent = combine_class_spent(m->class_spent, K);
+		m->rows += adds.count - rems.count;
+		if (m->budget > 0 && m->loss != LOSS_SQUARED &&
+			spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
+			ereport(NOTICE,
+					(errmsg("model \"%s\" has spent %.0f%% of its removal budget",
+							m->name, 100.0 * m->spent / m->budget),
+					 errhint(m->retrain_on_exhausted ?
+							 "The next removals that would exceed the budget retrain the model." :
+							 "Removals that would exceed the budget will fail; retrain the model with unlearn_retrain().")));
+	}
+	m->removed += rems.count;
+	m->inserted += adds.count;
+	return total_bound;
+}

@@ -1,0 +1,543 @@
+/*-------------------------------------------------------------------------
+ *
+ * train.c
+ *	  Algorithm 1: minimise L_b(w) = sum_i l(w.x_i, y_i) + (Lambda/2)||w||^2
+ *	  + b.w by damped Newton, and keep the Hessian factor removal needs.
+ *
+ * Cost: reading the table O(n d); each Newton iteration O(n p^2) for the
+ * Hessian (blocked DSYRK over 256-row slabs, so no second copy of X),
+ * O(p^3 / 3) for its Cholesky factor and O(n p) for gradient and loss.
+ * Memory: X (n p doubles) plus O(p^2 + 256 p).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define SLAB_ROWS 256
+#define FETCH_ROWS 1000
+#define MAX_NEWTON_ITERATIONS 60
+#define GRADIENT_TOLERANCE 1e-10
+#define MAX_CLASSES 1000
+
+/*
+ * Map a label to its target.  Returns the class index (binary: 1 for the
+ * positive class, 0 for the negative one; one-vs-rest: k), or -1 for
+ * squared loss, where *y receives the value.
+ */
+int
+label_to_target(UnlearnModel *m, const char *labeltext, double *y)
+{
+	int			k;
+
+	if (m->loss == LOSS_SQUARED)
+	{
+		*y = float8in_internal((char *) labeltext, NULL, "double precision",
+							   labeltext);
+		if (isnan(*y) || isinf(*y))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("label of model \"%s\" must be finite, not %s", m->name, labeltext)));
+		return -1;
+	}
+	for (k = 0; k < m->nlabels; k++)
+		if (strcmp(m->classes[k], labeltext) == 0)
+		{
+			if (m->nclasses == 1)
+				*y = (k == 1) ? 1.0 : -1.0;
+			else
+				*y = 0.0;
+			return k;
+		}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown label \"%s\" for model \"%s\"", labeltext, m->name),
+			 errdetail("The model was trained on %d labels.", m->nlabels),
+			 errhint("Retrain the model with unlearn_train(..., replace => true) to add a class.")));
+	return -1;					/* keep compiler quiet */
+}
+
+double
+design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
+{
+	if (dm->cls != NULL && m->nclasses > 1)
+		return dm->cls[i] == k ? 1.0 : -1.0;
+	return dm->y[i];
+}
+
+/* Find the distinct labels of a new logistic model and pick its classes. */
+static void
+discover_classes(UnlearnModel *m, const char *relation)
+{
+	StringInfoData q;
+	int			ret;
+	int64		n;
+	int			i;
+	Oid			ltype = m->column_types[m->nfeatures];
+
+	initStringInfo(&q);
+	appendStringInfo(&q,
+					 "SELECT (l)::text FROM (SELECT DISTINCT %s AS l FROM %s) s "
+					 "ORDER BY l NULLS FIRST LIMIT %d",
+					 quote_identifier(m->label), relation, MAX_CLASSES + 1);
+	ret = SPI_execute(q.data, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed: %d", ret);
+	n = SPI_processed;
+	if (n == 0)
+		return;					/* the caller reports the empty table */
+	{
+		bool		isnull;
+
+		SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("label column \"%s\" contains nulls", m->label),
+					 errhint("Remove the rows with a null label, or train on a view that filters them.")));
+	}
+	if (n < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("label column \"%s\" has a single class", m->label),
+				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
+	if (n > MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("label column \"%s\" has more than %d distinct values", m->label, MAX_CLASSES)));
+
+	m->nlabels = (int) n;
+	m->classes = palloc(sizeof(char *) * n);
+	for (i = 0; i < n; i++)
+		m->classes[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+	if (n == 2)
+	{
+		m->nclasses = 1;
+		/* numeric {-1, 1} and {0, 1} sort the positive class 1 last already */
+		if (ltype != BOOLOID && ltype != TEXTOID && ltype != VARCHAROID)
+		{
+			double		a = strtod(m->classes[0], NULL),
+						c = strtod(m->classes[1], NULL);
+
+			if (!(c == 1.0 && (a == 0.0 || a == -1.0)))
+				ereport(NOTICE,
+						(errmsg("binary labels %s and %s: the positive class is %s",
+								m->classes[0], m->classes[1], m->classes[1])));
+		}
+	}
+	else
+		m->nclasses = (int) n;
+}
+
+/*
+ * Read the model's rows from a relation (a table, or a transition table)
+ * into a row-major matrix of raw features (unmapped; see map_design).
+ */
+void
+load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discover)
+{
+	StringInfoData q;
+	Portal		portal;
+	int64		expected;
+	int64		i = 0;
+	int			ret;
+	double	   *raw = NULL;
+	bool		isnull;
+
+	memset(dm, 0, sizeof(*dm));
+	initStringInfo(&q);
+	appendStringInfo(&q, "SELECT count(*) FROM %s", relation);
+	ret = SPI_execute(q.data, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed: %d", ret);
+	expected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (expected == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("table %s has no rows to train model \"%s\" on", relation, m->name),
+				 errhint("Insert rows before training.")));
+
+	if (discover && m->loss == LOSS_LOGISTIC)
+		discover_classes(m, relation);
+
+	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, false),
+									   0, NULL, NULL, NULL, true, 0);
+	for (;;)
+	{
+		uint64		j;
+
+		SPI_cursor_fetch(portal, true, FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		for (j = 0; j < SPI_processed; j++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[j];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			char	   *labeltext;
+			bool		label_null;
+			double		y = 0;
+			int			cls;
+
+			CHECK_FOR_INTERRUPTS();
+			if (dm->x == NULL)
+			{
+				/* first row: learn d of an array model, then size X */
+				if (m->feature_array && m->dims <= 0)
+				{
+					Datum		v = SPI_getbinval(tup, desc, 2, &isnull);
+
+					if (isnull)
+						ereport(ERROR,
+								(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+								 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
+										m->features[0], m->name)));
+					m->dims = extract_float_array(v, FLOAT8OID, NULL, -1, "feature array");
+					if (m->dims == 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_DATA_EXCEPTION),
+								 errmsg("feature array of model \"%s\" is empty", m->name)));
+				}
+				m->p = m->dims + (m->intercept ? 1 : 0);
+				dm->p = m->p;
+				dm->x = MemoryContextAllocHuge(CurrentMemoryContext,
+											   sizeof(double) * m->p * expected);
+				dm->y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * expected);
+				if (m->nclasses > 1)
+					dm->cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * expected);
+			}
+			if (i >= expected)
+				break;			/* a concurrent insert: count() is the snapshot we use */
+			raw = dm->x + i * m->p;
+			fetch_row_from_tuple(m, tup, desc, raw, &labeltext, &label_null);
+			if (label_null)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("label column \"%s\" contains nulls", m->label),
+						 errhint("Remove the rows with a null label, or train on a view that filters them.")));
+			cls = label_to_target(m, labeltext, &y);
+			dm->y[i] = y;
+			if (dm->cls)
+				dm->cls[i] = cls;
+			pfree(labeltext);
+			i++;
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	dm->n = i;
+}
+
+/* s = max_i ||z_i|| (when set_scale), and map every row (features.c) */
+void
+map_design(UnlearnModel *m, DesignMatrix *dm, bool set_scale)
+{
+	int64		i;
+
+	if (set_scale)
+	{
+		double		s = 0.0;
+
+		for (i = 0; i < dm->n; i++)
+			s = Max(s, row_norm_with_intercept(dm->x + i * m->p, m->dims, m->intercept));
+		m->scale = s > 0 ? s : 1.0;
+	}
+	for (i = 0; i < dm->n; i++)
+		map_row(dm->x + i * m->p, m->dims, m->intercept, m->scale);
+}
+
+/*
+ * g = X' l'(Xw) + Lambda w + b (b may be NULL), and returns the loss L_b.
+ * *magnitude receives sum |l'_i| + Lambda ||w|| + ||b||, the scale of the
+ * rounding error of g.
+ */
+static double
+objective(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
+		  const double *b, double *g, double *z, double *magnitude)
+{
+	int			p = m->p;
+	double		lossv = 0.0;
+	double		mag = 0.0;
+	int64		i;
+
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, p, 1.0, dm->x, p, w, 1, 0.0, z, 1);
+	for (i = 0; i < dm->n; i++)
+	{
+		double		y = design_target(m, dm, i, k);
+		double		zi = z[i];
+
+		lossv += loss_value(m->loss, zi, y);
+		z[i] = loss_d1(m->loss, zi, y);
+		mag += fabs(z[i]);
+	}
+	if (g != NULL)
+	{
+		cblas_dgemv(CblasRowMajor, CblasTrans, dm->n, p, 1.0, dm->x, p, z, 1, 0.0, g, 1);
+		cblas_daxpy(p, m->reg, w, 1, g, 1);
+		if (b != NULL)
+			cblas_daxpy(p, 1.0, b, 1, g, 1);
+	}
+	lossv += 0.5 * m->reg * cblas_ddot(p, w, 1, w, 1);
+	if (b != NULL)
+		lossv += cblas_ddot(p, b, 1, w, 1);
+	if (magnitude)
+		*magnitude = mag + m->reg * vec_norm(w, p) + (b ? vec_norm(b, p) : 0.0);
+	return lossv;
+}
+
+/* g = grad L_b(w) on the design; returns L_b, *magnitude as objective() */
+double
+design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
+				const double *w, const double *b, double *g, double *magnitude)
+{
+	double	   *z = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(dm->n, 1));
+	double		lossv = objective(m, dm, k, w, b, g, z, magnitude);
+
+	pfree(z);
+	return lossv;
+}
+
+void
+free_design(DesignMatrix *dm)
+{
+	if (dm->x)
+		pfree(dm->x);
+	if (dm->y)
+		pfree(dm->y);
+	if (dm->cls)
+		pfree(dm->cls);
+	memset(dm, 0, sizeof(*dm));
+}
+
+/*
+ * H = sum_i l''(w.x_i) x_i x_i' + Lambda I in the lower triangle of a
+ * column-major p x p matrix (blocked DSYRK over slabs of scaled rows).
+ */
+static void
+hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
+			 const double *z_margin, double *h, double *slab)
+{
+	int			p = m->p;
+	int64		i0;
+	int			j;
+
+	memset(h, 0, sizeof(double) * p * p);
+	if (m->loss == LOSS_SQUARED)
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, dm->n, 2.0,
+					dm->x, p, 0.0, h, p);
+	else
+		for (i0 = 0; i0 < dm->n; i0 += SLAB_ROWS)
+		{
+			int			rows = (int) Min(SLAB_ROWS, dm->n - i0);
+			int			r;
+
+			for (r = 0; r < rows; r++)
+			{
+				int64		i = i0 + r;
+				double		c = sqrt(loss_d2(m->loss, z_margin[i], design_target(m, dm, i, k)));
+
+				memcpy(slab + (Size) r * p, dm->x + i * p, sizeof(double) * p);
+				cblas_dscal(p, c, slab + (Size) r * p, 1);
+			}
+			cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, rows, 1.0,
+						slab, p, 1.0, h, p);
+			CHECK_FOR_INTERRUPTS();
+		}
+	for (j = 0; j < p; j++)
+		h[(Size) j * p + j] += m->reg;
+}
+
+/*
+ * Fit class k from w (in: start, out: solution).  Leaves in factor the
+ * packed Cholesky factor of the Hessian at the returned w, which becomes
+ * the anchor w0.  Returns the certified training residual ||u_0|| (with a
+ * rounding margin): the first entry of the spent budget (paper footnote 1).
+ */
+double
+fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
+		  double *w, double *factor, bool verbose)
+{
+	int			p = m->p;
+	double	   *g = palloc(sizeof(double) * p);
+	double	   *step = palloc(sizeof(double) * p);
+	double	   *trial = palloc(sizeof(double) * p);
+	double	   *h = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	double	   *slab = palloc(sizeof(double) * SLAB_ROWS * p);
+	double	   *z = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * dm->n);
+	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * dm->n);
+	double		g0norm = -1.0;
+	double		gnorm = 0.0;
+	double		magnitude = 0.0;
+	double		lossv;
+	int			iter;
+
+	for (iter = 0;; iter++)
+	{
+		lapack_int info;
+
+		CHECK_FOR_INTERRUPTS();
+		lossv = objective(m, dm, k, w, b, g, z, &magnitude);
+		gnorm = vec_norm(g, p);
+		if (g0norm < 0)
+			g0norm = Max(gnorm, DBL_MIN);
+		if (verbose)
+		{
+			if (m->nclasses > 1)
+				ereport(NOTICE,
+						(errmsg("class %s, iteration %d: loss %.10g, gradient norm %.3e",
+								m->classes[k], iter, lossv, gnorm)));
+			else
+				ereport(NOTICE,
+						(errmsg("iteration %d: loss %.10g, gradient norm %.3e",
+								iter, lossv, gnorm)));
+		}
+
+		/* margins z_i = w.x_i for the Hessian weights */
+		cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, p, 1.0, dm->x, p, w, 1, 0.0, margin, 1);
+		hessian_full(m, dm, k, w, margin, h, slab);
+		info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
+		if (info != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("Hessian of model \"%s\" is not positive definite", m->name),
+					 errhint("Increase lambda.")));
+
+		if (gnorm <= GRADIENT_TOLERANCE * g0norm || iter >= MAX_NEWTON_ITERATIONS)
+			break;
+
+		/* Newton direction H^{-1} g, then backtrack on L_b */
+		memcpy(step, g, sizeof(double) * p);
+		info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', p, 1, h, p, step, p);
+		if (info != 0)
+			elog(ERROR, "LAPACKE_dpotrs failed: %d", (int) info);
+		{
+			double		t = 1.0;
+			double		slope = cblas_ddot(p, g, 1, step, 1);
+
+			for (;;)
+			{
+				double		trial_loss;
+
+				memcpy(trial, w, sizeof(double) * p);
+				cblas_daxpy(p, -t, step, 1, trial, 1);
+				trial_loss = objective(m, dm, k, trial, b, NULL, z, NULL);
+				if (trial_loss <= lossv - 1e-4 * t * slope || t < 1e-10)
+					break;
+				t *= 0.5;
+			}
+			memcpy(w, trial, sizeof(double) * p);
+		}
+	}
+	if (gnorm > GRADIENT_TOLERANCE * g0norm)
+		ereport(WARNING,
+				(errmsg("training of model \"%s\" stopped after %d Newton iterations at relative gradient norm %.3e",
+						m->name, iter, gnorm / g0norm),
+				 errdetail("The residual is measured and counted in the spent budget.")));
+
+	packed_from_full(h, p, factor);
+	pfree(g);
+	pfree(step);
+	pfree(trial);
+	pfree(h);
+	pfree(slab);
+	pfree(z);
+	pfree(margin);
+	/* rounding of the computed gradient: 2 (n + p) eps per unit magnitude */
+	return gnorm + 2.0 * (dm->n + p) * DBL_EPSILON * magnitude;
+}
+
+/* K' = X'X, packed, and its trace (an upper bound on lambda_max). */
+void
+gram_of_design(const DesignMatrix *dm, double *gram_packed)
+{
+	int			p = dm->p;
+	double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+
+	memset(full, 0, sizeof(double) * p * p);
+	cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, dm->n, 1.0, dm->x, p, 0.0, full, p);
+	packed_from_full(full, p, gram_packed);
+	pfree(full);
+}
+
+static double
+packed_trace(const double *ap, int p)
+{
+	double		t = 0.0;
+	int			j;
+
+	for (j = 0; j < p; j++)
+		t += ap[(Size) j * p - (Size) j * (j - 1) / 2];
+	return t;
+}
+
+/*
+ * (Re)train every class of m on the current rows of its source table.
+ * On return m holds the new coefficients and state; the caller writes
+ * them.  fresh_noise draws a new b (Algorithm 2 always does; a new model
+ * too).
+ */
+void
+retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
+{
+	DesignMatrix dm;
+	char	   *relation = relation_qualified_name(m->source);
+	bool		discover = (m->classes == NULL && m->loss == LOSS_LOGISTIC);
+	int			k;
+	int			p;
+	Size		packed;
+
+	load_design(m, relation, &dm, discover);
+	p = m->p;
+	if (p > dm.n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has more features (%d) than rows (%lld)",
+						m->name, p, (long long) dm.n),
+				 errhint("Add rows, or train on fewer features.")));
+	map_design(m, &dm, true);
+
+	m->reg = m->lambda * dm.n;
+	m->rows = dm.n;
+	m->trained_rows = dm.n;
+	packed = PACKED_SIZE(p);
+
+	if (fresh_noise || m->noise == NULL)
+	{
+		m->noise = palloc(sizeof(double) * m->nclasses * p);
+		draw_gaussian_noise(m->noise, m->nclasses * p, m->sigma);
+	}
+	m->coef = palloc0(sizeof(double) * m->nclasses * p);
+	m->anchor = palloc(sizeof(double) * m->nclasses * p);
+	m->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
+	m->gram = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed);
+	m->class_spent = palloc(sizeof(double) * m->nclasses);
+
+	for (k = 0; k < m->nclasses; k++)
+	{
+		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * p,
+									  m->coef + (Size) k * p, m->factor + packed * k, verbose);
+		memcpy(m->anchor + (Size) k * p, m->coef + (Size) k * p, sizeof(double) * p);
+	}
+	gram_of_design(&dm, m->gram);
+	m->gram_bound = (m->bound == BOUND_GUO) ? packed_max_eigenvalue_bound(m->gram, p)
+		: packed_trace(m->gram, p);
+	m->spent = combine_class_spent(m->class_spent, m->nclasses);
+	m->has_state = true;
+	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
+
+	free_design(&dm);
+}

@@ -1,0 +1,209 @@
+/*-------------------------------------------------------------------------
+ *
+ * unlearn.c
+ *	  Module entry and the model lifecycle: train, retrain, drop.
+ *
+ * Training takes a SHARE lock on the source table: concurrent writers wait
+ * until the new model is committed (and its triggers in place), so no row
+ * can change between the training snapshot and the first removal.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <math.h>
+
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(unlearn_train);
+PG_FUNCTION_INFO_V1(unlearn_retrain);
+PG_FUNCTION_INFO_V1(unlearn_drop);
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	linalg_init();
+}
+
+static const char *const train_argnames[] = {
+	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
+	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose"
+};
+
+static void
+require_choice(const char *what, const char *value, const char *a, const char *b,
+			   const char *c)
+{
+	if (strcmp(value, a) == 0 || strcmp(value, b) == 0 || (c && strcmp(value, c) == 0))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown %s \"%s\"", what, value),
+			 c ? errhint("Use '%s', '%s' or '%s'.", a, b, c) : errhint("Use '%s' or '%s'.", a, b)));
+}
+
+static void
+require_finite(const char *what, double v, double min, bool min_inclusive)
+{
+	if (isnan(v) || isinf(v) || v < min || (!min_inclusive && v == min))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a finite number %s %g", what, min_inclusive ? ">=" : ">", min)));
+}
+
+static void
+lock_source(Oid relid)
+{
+	if (SPI_execute(psprintf("LOCK TABLE %s IN SHARE MODE", relation_qualified_name(relid)),
+					false, 0) < 0)
+		elog(ERROR, "could not lock the source table");
+}
+
+Datum
+unlearn_train(PG_FUNCTION_ARGS)
+{
+	UnlearnModel *m;
+	UnlearnModel *old;
+	char	   *bound,
+			   *on_exhausted,
+			   *steps,
+			   *loss;
+	Oid			relid;
+	char		relkind;
+	bool		replace;
+	bool		verbose;
+	int			i;
+
+	for (i = 0; i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("argument \"%s\" of unlearn_train must not be null", train_argnames[i])));
+
+	m = palloc0(sizeof(UnlearnModel));
+	m->name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	relid = PG_GETARG_OID(1);
+	m->label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	loss = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	m->lambda = PG_GETARG_FLOAT8(5);
+	m->sigma = PG_GETARG_FLOAT8(6);
+	m->epsilon = PG_GETARG_FLOAT8(7);
+	m->delta = PG_GETARG_FLOAT8(8);
+	m->intercept = PG_GETARG_BOOL(9);
+	bound = text_to_cstring(PG_GETARG_TEXT_PP(10));
+	on_exhausted = text_to_cstring(PG_GETARG_TEXT_PP(11));
+	steps = text_to_cstring(PG_GETARG_TEXT_PP(12));
+	replace = PG_GETARG_BOOL(13);
+	verbose = PG_GETARG_BOOL(14);
+
+	if (m->name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model name must not be empty")));
+	require_choice("loss", loss, "logistic", "squared", NULL);
+	require_choice("bound", bound, "guo", "taylor", "exact");
+	require_choice("on_exhausted policy", on_exhausted, "retrain", "error", NULL);
+	require_choice("steps", steps, "row", "statement", NULL);
+	require_finite("lambda", m->lambda, 0.0, false);
+	require_finite("sigma", m->sigma, 0.0, true);
+	require_finite("epsilon", m->epsilon, 0.0, false);
+	if (!(m->delta > 0.0 && m->delta < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be between 0 and 1, exclusive")));
+
+	relkind = get_rel_relkind(relid);
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", get_rel_name(relid)),
+				 errhint("Models are trained on tables, whose triggers keep them in step.")));
+
+	m->loss = strcmp(loss, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
+	m->bound = strcmp(bound, "guo") == 0 ? BOUND_GUO :
+		strcmp(bound, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
+	m->retrain_on_exhausted = strcmp(on_exhausted, "retrain") == 0;
+	m->per_row_steps = strcmp(steps, "row") == 0;
+	m->owner = GetUserId();
+	m->source = relid;
+	m->nclasses = 1;
+	m->dims = -1;
+
+	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->label);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	old = catalog_load_model(m->name, false, true, true);
+	if (old != NULL)
+	{
+		if (!replace)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("model \"%s\" already exists", m->name),
+					 errhint("Pass replace => true to train it again, or drop it with unlearn_drop('%s').",
+							 m->name)));
+		check_model_owner(old);
+		catalog_delete_model(old->name);
+		catalog_ledger(old, "replace", 0, 0, 0.0, false);
+	}
+
+	lock_source(relid);
+	retrain_model(m, verbose, true);
+	m->retrained_now = true;
+	catalog_insert_model(m);
+	catalog_attach_triggers(relid);
+	if (old != NULL && old->source != relid)
+		catalog_detach_triggers_if_unused(old->source);
+	catalog_ledger(m, "train", 0, m->rows, m->spent, true);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+Datum
+unlearn_retrain(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		verbose = PG_GETARG_BOOL(1);
+	UnlearnModel *m;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	m = catalog_load_model(name, false, false, false);
+	check_model_owner(m);
+	lock_source(m->source);
+	m = catalog_load_model(name, true, true, false);
+	retrain_model(m, verbose, true);
+	m->retrains++;
+	m->retrained_now = true;
+	catalog_update_model(m);
+	catalog_ledger(m, "retrain", 0, 0, m->spent, true);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+Datum
+unlearn_drop(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	UnlearnModel *m;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	m = catalog_load_model(name, false, false, false);
+	check_model_owner(m);
+	m = catalog_load_model(name, false, true, false);
+	catalog_delete_model(name);
+	catalog_detach_triggers_if_unused(m->source);
+	catalog_ledger(m, "drop", 0, 0, 0.0, false);
+	SPI_finish();
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,201 @@
+/*-------------------------------------------------------------------------
+ *
+ * unlearn.h
+ *	  Shared declarations of the unlearn extension.
+ *
+ * Symbols, defined once here and used with these meanings everywhere
+ * (Guo, Goldstein, Hannun, van der Maaten, "Certified Data Removal from
+ * Machine Learning Models", ICML 2020; docs/certified-removal.md):
+ *
+ *	x_i		a row mapped into the model's feature space, ||x_i|| <= 1
+ *			(the map is x -> (x, 1) / max(s, ||(x, 1)||), see features.c)
+ *	p		length of x_i: d input features plus one for the intercept
+ *	w		the released weights (one vector per one-vs-rest class)
+ *	b		the objective-perturbation noise, b ~ N(0, sigma^2 I_p)
+ *	Lambda	the absolute L2 weight, lambda * n frozen at (re)training
+ *	L_b		sum_i l(w.x_i, y_i) + (Lambda/2)||w||^2 + b.w   (Algorithm 1)
+ *	w0		the anchor: the point at which the stored Hessian was built
+ *	H		the stale Hessian sum_i l''(w0.x_i) x_i x_i' + Lambda I, kept as
+ *			a packed lower Cholesky factor and down-dated per row
+ *	K'		the Gram matrix sum_i x_i x_i' of the rows the model reflects
+ *	Delta	sum over removed rows of grad l(w.x_r, y_r), minus the same sum
+ *			over added rows (Eq. 3 / Eq. 6)
+ *	v		H^{-1} Delta, the Newton step: w <- w + v
+ *	gamma	Lipschitz constant of l'' (1/(6 sqrt 3) for logistic, 0 squared)
+ *	beta	spent budget: ||u_0|| plus the sum of per-step residual bounds
+ *	eps'	the budget: largest residual norm the noise b certifies
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UNLEARN_H
+#define UNLEARN_H
+
+#include "postgres.h"
+#include "fmgr.h"
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "nodes/pg_list.h"
+#include "utils/array.h"
+
+/* Errors specific to the extension use standard SQLSTATEs:
+ * 22023 invalid_parameter_value, 22P02, 42703 undefined_column, etc. */
+
+typedef enum UnlearnLoss
+{
+	LOSS_LOGISTIC,
+	LOSS_SQUARED
+} UnlearnLoss;
+
+typedef enum UnlearnBound
+{
+	BOUND_GUO,					/* Corollary 1: gamma ||X'|| ||v|| ||X'v|| */
+	BOUND_TAYLOR,				/* (gamma/2) v'K'v (certified-removal.md §4.2) */
+	BOUND_EXACT					/* ||R|| from one pass over the rows */
+} UnlearnBound;
+
+/* A dense n x p design matrix, row-major, rows already mapped. */
+typedef struct DesignMatrix
+{
+	int64		n;
+	int			p;
+	double	   *x;				/* n * p */
+	double	   *y;				/* n labels: +-1 for logistic, value for squared */
+	int		   *cls;			/* n class indexes (multiclass), or NULL */
+} DesignMatrix;
+
+/*
+ * Model definition as stored in unlearn.models, plus the secret state of
+ * unlearn.model_state once loaded.
+ */
+typedef struct UnlearnModel
+{
+	char	   *name;
+	Oid			owner;
+	Oid			source;
+	char	   *label;
+	int			nfeatures;
+	char	  **features;
+	bool		feature_array;
+	Oid		   *column_types;	/* nfeatures + 1, label last */
+	UnlearnLoss loss;
+	int			nclasses;		/* K: number of weight vectors (1 unless OvR) */
+	int			nlabels;		/* number of distinct labels kept in classes */
+	char	  **classes;		/* label values as text */
+	int			dims;			/* d */
+	bool		intercept;
+	int			p;				/* d + intercept */
+	double		scale;			/* s of the row map */
+	int64		rows;
+	int64		trained_rows;
+	int64		removed;
+	int64		inserted;
+	int			retrains;
+	double		lambda;
+	double		reg;			/* Lambda */
+	double		sigma;
+	double		epsilon;
+	double		delta;
+	double		budget;			/* eps' */
+	double		spent;			/* beta, l2 over classes */
+	UnlearnBound bound;
+	bool		retrain_on_exhausted;
+	bool		per_row_steps;
+	double	   *coef;			/* K * p */
+
+	/* secret state, present when has_state */
+	bool		has_state;
+	double	   *noise;			/* K * p: b */
+	double	   *anchor;			/* K * p: w0 */
+	double	   *factor;			/* K * p(p+1)/2: packed lower Cholesky of H */
+	double	   *gram;			/* p(p+1)/2: packed lower K' */
+	double		gram_bound;		/* rigorous upper bound on lambda_max(K') */
+	double	   *class_spent;	/* K: beta_k */
+	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
+} UnlearnModel;
+
+#define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
+
+/* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
+extern void linalg_init(void);
+extern bool chol_factor_packed(double *ap, int p);
+extern void chol_solve_packed(const double *lp, int p, double *rhs);
+extern void chol_apply_packed(const double *lp, int p, const double *v, double *out);
+extern void chol_rank1_update(double *lp, int p, const double *x, double weight);
+extern bool chol_rank1_downdate(double *lp, int p, const double *x, double weight);
+extern void packed_from_full(const double *full, int p, double *packed);
+extern void full_from_packed(const double *packed, int p, double *full);
+extern double packed_quadratic(const double *ap, int p, const double *v, double *av);
+extern double packed_max_eigenvalue_bound(const double *ap, int p);
+extern double vec_norm(const double *v, int p);
+
+/* loss.c */
+extern double loss_value(UnlearnLoss loss, double z, double y);
+extern double loss_d1(UnlearnLoss loss, double z, double y);
+extern double loss_d2(UnlearnLoss loss, double z, double y);
+extern double loss_gamma(UnlearnLoss loss);
+extern double logistic_sigmoid(double z);
+
+/* budget.c */
+extern double gaussian_budget(double sigma, double epsilon, double delta);
+extern void draw_gaussian_noise(double *b, int n, double sigma);
+extern double combine_class_spent(const double *class_spent, int k);
+
+/* features.c */
+extern void map_row(double *row, int d, bool intercept, double scale);
+extern double row_norm_with_intercept(const double *raw, int d, bool intercept);
+extern void check_feature_values(const double *raw, int d, const char *model);
+extern int	extract_float_array(Datum arr, Oid elemtype, double *out, int expected,
+								const char *what);
+extern char *build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid);
+extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
+							 const char *label);
+extern void verify_source_columns(UnlearnModel *m);
+extern bool fetch_row_from_tuple(UnlearnModel *m, HeapTuple tuple, TupleDesc desc,
+								 double *raw, char **labeltext, bool *label_null);
+
+/* train.c */
+extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
+						bool discover_classes);
+extern int	label_to_target(UnlearnModel *m, const char *labeltext, double *y);
+extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
+						const double *b, double *w, double *factor, bool verbose);
+extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
+extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
+							  const double *w, const double *b, double *g,
+							  double *magnitude);
+extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool set_scale);
+extern void free_design(DesignMatrix *dm);
+extern void retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
+extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
+
+/* catalog.c */
+extern UnlearnModel *catalog_load_model(const char *name, bool with_state, bool for_update,
+										bool missing_ok);
+extern List *catalog_models_of_relation(Oid relid, bool for_update);
+extern void catalog_insert_model(UnlearnModel *m);
+extern void catalog_update_model(UnlearnModel *m);
+extern void catalog_delete_model(const char *name);
+extern void catalog_ledger(UnlearnModel *m, const char *operation, int64 removed,
+						   int64 added, double bound, bool retrained);
+extern void catalog_attach_triggers(Oid relid);
+extern void catalog_detach_triggers_if_unused(Oid relid);
+extern char *relation_qualified_name(Oid relid);
+extern void check_model_owner(UnlearnModel *m);
+
+/* removal.c */
+typedef struct RowBatch
+{
+	int			count;
+	int			capacity;
+	double	   *x;				/* count * p, mapped */
+	char	  **labels;			/* label text per row */
+} RowBatch;
+extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
+
+/* verify.c */
+extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out);
+
+/* unlearn.c */
+extern bool unlearn_changing_triggers;
+
+#endif							/* UNLEARN_H */

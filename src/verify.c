@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * verify.c
+ *	  Audit of a released model against its table: the exact gradient
+ *	  residual u = grad L_b(w; D) (which every certificate bounds by beta),
+ *	  and a fresh retrain with the same noise b and the same Lambda.
+ *
+ * Both need b, so only the model's owner can run them.  Cost: one pass
+ * over the table for the residual, a full training for the retrain.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <math.h>
+
+#include <cblas.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(unlearn_verify);
+PG_FUNCTION_INFO_V1(unlearn_residual);
+
+static void
+load_current_rows(UnlearnModel *m, DesignMatrix *dm)
+{
+	load_design(m, relation_qualified_name(m->source), dm, false);
+	map_design(m, dm, false);
+}
+
+/* ||u|| over all classes; u_out (K * p) may be NULL */
+double
+exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out)
+{
+	double	   *g = palloc(sizeof(double) * m->p);
+	double		total = 0.0;
+	int			k;
+
+	for (k = 0; k < m->nclasses; k++)
+	{
+		double		norm;
+
+		design_gradient(m, dm, k, m->coef + (Size) k * m->p, m->noise + (Size) k * m->p, g, NULL);
+		norm = vec_norm(g, m->p);
+		total += norm * norm;
+		if (u_out)
+			memcpy(u_out + (Size) k * m->p, g, sizeof(double) * m->p);
+	}
+	pfree(g);
+	return sqrt(total);
+}
+
+/* accuracy (classifiers) or R^2 (squared loss) of weights w on the rows */
+static double
+model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
+{
+	int64		i;
+	int64		correct = 0;
+	double		sse = 0.0,
+				mean = 0.0,
+				sst = 0.0;
+
+	if (dm->n == 0)
+		return NAN;
+	for (i = 0; i < dm->n; i++)
+	{
+		const double *x = dm->x + i * m->p;
+
+		if (m->loss == LOSS_SQUARED)
+		{
+			double		r = cblas_ddot(m->p, w, 1, x, 1) - dm->y[i];
+
+			sse += r * r;
+			mean += dm->y[i];
+		}
+		else if (m->nclasses == 1)
+		{
+			double		z = cblas_ddot(m->p, w, 1, x, 1);
+
+			correct += ((z >= 0) == (dm->y[i] > 0));
+		}
+		else
+		{
+			int			k,
+						best = 0;
+			double		top = -INFINITY;
+
+			for (k = 0; k < m->nclasses; k++)
+			{
+				double		z = cblas_ddot(m->p, w + (Size) k * m->p, 1, x, 1);
+
+				if (z > top)
+				{
+					top = z;
+					best = k;
+				}
+			}
+			correct += (best == dm->cls[i]);
+		}
+	}
+	if (m->loss != LOSS_SQUARED)
+		return (double) correct / dm->n;
+	mean /= dm->n;
+	for (i = 0; i < dm->n; i++)
+		sst += (dm->y[i] - mean) * (dm->y[i] - mean);
+	return sst > 0 ? 1.0 - sse / sst : NAN;
+}
+
+static UnlearnModel *
+load_owned_model(text *name)
+{
+	UnlearnModel *m = catalog_load_model(text_to_cstring(name), false, false, false);
+
+	check_model_owner(m);
+	return catalog_load_model(m->name, true, false, false);
+}
+
+Datum
+unlearn_verify(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	UnlearnModel *m;
+	DesignMatrix dm;
+	double	   *retrained;
+	double	   *factor;
+	double		residual,
+				distance = 0.0;
+	Datum		values[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
+	int			k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	m = load_owned_model(PG_GETARG_TEXT_PP(0));
+	load_current_rows(m, &dm);
+	residual = exact_residual(m, &dm, NULL);
+
+	retrained = palloc(sizeof(double) * m->nclasses * m->p);
+	memcpy(retrained, m->coef, sizeof(double) * m->nclasses * m->p);
+	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->p));
+	for (k = 0; k < m->nclasses; k++)
+		fit_class(m, &dm, k, m->noise + (Size) k * m->p, retrained + (Size) k * m->p,
+				  factor, false);
+	for (k = 0; k < m->nclasses * m->p; k++)
+		distance += (retrained[k] - m->coef[k]) * (retrained[k] - m->coef[k]);
+
+	values[0] = Float8GetDatum(residual);
+	values[1] = Float8GetDatum(m->spent);
+	values[2] = Float8GetDatum(m->budget);
+	values[3] = BoolGetDatum(residual <= m->spent);
+	values[4] = Float8GetDatum(sqrt(distance));
+	values[5] = Float8GetDatum(model_accuracy(m, &dm, m->coef));
+	values[6] = Float8GetDatum(model_accuracy(m, &dm, retrained));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	free_design(&dm);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+Datum
+unlearn_residual(PG_FUNCTION_ARGS)
+{
+	UnlearnModel *m;
+	DesignMatrix dm;
+	double	   *u;
+	Datum	   *d;
+	int			i,
+				n;
+	ArrayType  *result;
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	m = load_owned_model(PG_GETARG_TEXT_PP(0));
+	load_current_rows(m, &dm);
+	n = m->nclasses * m->p;
+	u = palloc(sizeof(double) * n);
+	exact_residual(m, &dm, u);
+	free_design(&dm);
+
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		d = palloc(sizeof(Datum) * n);
+		for (i = 0; i < n; i++)
+			d[i] = Float8GetDatum(u[i]);
+		result = construct_array(d, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	PG_RETURN_ARRAYTYPE_P(result);
+}

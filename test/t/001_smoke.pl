@@ -1,0 +1,24 @@
+# Smoke test: a fresh cluster can load the extension, and the analytic
+# Gaussian mechanism gives the expected residual budget for sigma = 1 at
+# (epsilon, delta) = (1, 1e-4): epsilon' = 0.3139...
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('smoke');
+$node->init;
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE EXTENSION unlearn');
+pass('CREATE EXTENSION unlearn');
+
+my $budget = $node->safe_psql('postgres', 'SELECT unlearn_budget(1)');
+like($budget, qr/^[0-9.eE+-]+$/, "unlearn_budget(1) is a number ($budget)");
+cmp_ok($budget, '>', 0.31, 'unlearn_budget(1) > 0.31');
+cmp_ok($budget, '<', 0.32, 'unlearn_budget(1) < 0.32');
+
+$node->stop;
+done_testing();
