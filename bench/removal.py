@@ -31,6 +31,8 @@ import traceback
 
 import numpy as np
 import psycopg2
+from scipy import linalg
+from scipy.linalg import blas
 
 import common as C
 
@@ -308,10 +310,11 @@ def paper_count(Xa, y, w0, reg, u0, order, budgets, cap, gamma=0.25, verbose=Fal
         alive[r] = False
         K -= np.outer(x, x)
         s = C.sigmoid(y * (Xa @ w))
-        dw = s * (1.0 - s) * alive
-        H = (Xa * dw[:, None]).T @ Xa
+        B = Xa * np.sqrt(s * (1.0 - s) * alive)[:, None]
+        H = blas.dsyrk(1.0, B.T, trans=0)      # upper triangle of B^T B (B.T is F-contiguous)
         H[np.diag_indices(p)] += reg
-        v = np.linalg.solve(H, delta)
+        v = linalg.cho_solve(linalg.cho_factor(H, lower=False, overwrite_a=True), delta)
+        del B
         lam = 0.0
         for _ in range(1000):
             q2 = K @ q

@@ -186,10 +186,8 @@ CREATE FUNCTION unlearn_train(
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 AS $$
-	SELECT unlearn._train(model, source, label, features, loss, lambda, sigma,
-						  epsilon, delta, intercept, bound, on_exhausted, steps,
-						  replace, verbose);
-	SELECT * FROM unlearn.status s WHERE s.model = unlearn_train.model;
+	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15);
+	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean)
 IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table';
@@ -198,8 +196,8 @@ CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 AS $$
-	SELECT unlearn._retrain(model, verbose);
-	SELECT * FROM unlearn.status s WHERE s.model = unlearn_retrain.model;
+	SELECT unlearn._retrain($1, $2);
+	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
 COMMENT ON FUNCTION unlearn_retrain(text, boolean)
 IS 'retrain a model from scratch on the current rows with fresh noise, resetting its spent budget';

@@ -283,7 +283,7 @@ catalog_models_of_relation(Oid relid, bool for_update)
 
 	args[0] = ObjectIdGetDatum(relid);
 	ret = SPI_execute_with_args("SELECT model FROM unlearn.models WHERE source = $1 ORDER BY model",
-								1, argtypes, args, NULL, true, 0);
+								1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	for (i = 0; i < SPI_processed; i++)
@@ -488,7 +488,7 @@ relation_has_unlearn_triggers(Oid relid)
 	args[0] = ObjectIdGetDatum(relid);
 	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 "
 							  "AND tgname = 'unlearn_after_delete'",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_trigger");
 	return SPI_processed > 0;
 }

@@ -368,8 +368,8 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		if (m->budget > 0 && m->loss != LOSS_SQUARED &&
 			spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
 			ereport(NOTICE,
-					(errmsg("model \"%s\" has spent %.0f%% of its removal budget",
-							m->name, 100.0 * m->spent / m->budget),
+					(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->name),
+					 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
 					 errhint(m->retrain_on_exhausted ?
 							 "The next removals that would exceed the budget retrain the model." :
 							 "Removals that would exceed the budget will fail; retrain the model with unlearn_retrain().")));

@@ -32,6 +32,7 @@
 #define FETCH_ROWS 1000
 #define MAX_NEWTON_ITERATIONS 60
 #define GRADIENT_TOLERANCE 1e-10
+#define STALL_TOLERANCE 1e-8
 #define MAX_CLASSES 1000
 
 /*
@@ -94,7 +95,7 @@ discover_classes(UnlearnModel *m, const char *relation)
 					 "SELECT (l)::text FROM (SELECT DISTINCT %s AS l FROM %s) s "
 					 "ORDER BY l NULLS FIRST LIMIT %d",
 					 quote_identifier(m->label), relation, MAX_CLASSES + 1);
-	ret = SPI_execute(q.data, true, 0);
+	ret = SPI_execute(q.data, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed: %d", ret);
 	n = SPI_processed;
@@ -162,7 +163,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	memset(dm, 0, sizeof(*dm));
 	initStringInfo(&q);
 	appendStringInfo(&q, "SELECT count(*) FROM %s", relation);
-	ret = SPI_execute(q.data, true, 0);
+	ret = SPI_execute(q.data, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed: %d", ret);
 	expected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -176,7 +177,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 		discover_classes(m, relation);
 
 	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, false),
-									   0, NULL, NULL, NULL, true, 0);
+									   0, NULL, NULL, NULL, false, 0);
 	for (;;)
 	{
 		uint64		j;
@@ -379,11 +380,17 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 	double	   *slab = palloc(sizeof(double) * SLAB_ROWS * p);
 	double	   *z = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * dm->n);
 	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * dm->n);
-	double		g0norm = -1.0;
+	double		g0norm;
+	double		prev_gnorm = 0.0;
 	double		gnorm = 0.0;
 	double		magnitude = 0.0;
 	double		lossv;
 	int			iter;
+
+	/* the tolerance is relative to the gradient at w = 0 */
+	memset(trial, 0, sizeof(double) * p);
+	objective(m, dm, k, trial, b, g, z, NULL);
+	g0norm = Max(vec_norm(g, p), DBL_MIN);
 
 	for (iter = 0;; iter++)
 	{
@@ -392,8 +399,6 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		CHECK_FOR_INTERRUPTS();
 		lossv = objective(m, dm, k, w, b, g, z, &magnitude);
 		gnorm = vec_norm(g, p);
-		if (g0norm < 0)
-			g0norm = Max(gnorm, DBL_MIN);
 		if (verbose)
 		{
 			if (m->nclasses > 1)
@@ -416,8 +421,14 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 					 errmsg("Hessian of model \"%s\" is not positive definite", m->name),
 					 errhint("Increase lambda.")));
 
-		if (gnorm <= GRADIENT_TOLERANCE * g0norm || iter >= MAX_NEWTON_ITERATIONS)
+		/*
+		 * Stop at the tolerance, or where Newton stalls at the rounding floor
+		 * of the gradient sum (it halves the norm at least until then).
+		 */
+		if (gnorm <= GRADIENT_TOLERANCE * g0norm || iter >= MAX_NEWTON_ITERATIONS ||
+			(iter > 0 && gnorm > 0.5 * prev_gnorm && gnorm <= STALL_TOLERANCE * g0norm))
 			break;
+		prev_gnorm = gnorm;
 
 		/* Newton direction H^{-1} g, then backtrack on L_b */
 		memcpy(step, g, sizeof(double) * p);
@@ -442,7 +453,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 			memcpy(w, trial, sizeof(double) * p);
 		}
 	}
-	if (gnorm > GRADIENT_TOLERANCE * g0norm)
+	if (gnorm > STALL_TOLERANCE * g0norm)
 		ereport(WARNING,
 				(errmsg("training of model \"%s\" stopped after %d Newton iterations at relative gradient norm %.3e",
 						m->name, iter, gnorm / g0norm),

@@ -81,7 +81,7 @@ read_rows(UnlearnModel *m, const char *query)
 	double	   *raw = palloc(sizeof(double) * (m->p + 1));
 	uint64		i;
 
-	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the transition table");
 	batch->count = (int) SPI_processed;
 	batch->x = MemoryContextAllocHuge(CurrentMemoryContext,
@@ -266,7 +266,7 @@ check_triggers_intact(const char *where)
 							 "WHERE (SELECT count(*) FROM pg_catalog.pg_trigger t WHERE t.tgrelid = m.source "
 							 "AND t.tgname IN ('unlearn_after_delete', 'unlearn_after_insert', "
 							 "'unlearn_after_update', 'unlearn_before_truncate') AND t.tgenabled = 'A') <> 4",
-							 where), true, 1) != SPI_OK_SELECT)
+							 where), false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the unlearn triggers");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -330,7 +330,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	if (SPI_execute("SELECT DISTINCT c.objid FROM pg_catalog.pg_event_trigger_ddl_commands() c "
 					"JOIN unlearn.models m ON m.source = c.objid "
 					"WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass",
-					true, 0) != SPI_OK_SELECT)
+					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the DDL commands");
 	for (i = 0; i < SPI_processed; i++)
 	{

@@ -1,0 +1,110 @@
+-- Bad input: every case gets a clear error with a SQLSTATE, and leaves
+-- nothing behind.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+CREATE TABLE bad (id int, y boolean, a float8, b float8, v float8[], t text, n numeric);
+SELECT count(*) AS models_before FROM unlearn.models \gset
+
+-- empty table
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+INSERT INTO bad VALUES (1, true, 1, 2, '{1,2}', 'x', 1), (2, false, 2, 1, '{2,1}', 'y', 2),
+	(3, true, 1, 1, '{1,1}', 'x', 3);
+-- NULL, NaN and Inf features
+UPDATE bad SET a = NULL WHERE id = 1;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+UPDATE bad SET a = 'NaN' WHERE id = 1;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+UPDATE bad SET a = '-Infinity' WHERE id = 1;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+UPDATE bad SET a = 1 WHERE id = 1;
+-- rows of different dimensions, nulls inside arrays
+UPDATE bad SET v = '{1,2,3}' WHERE id = 2;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{v}');
+UPDATE bad SET v = '{1,NULL}' WHERE id = 2;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{v}');
+UPDATE bad SET v = '{2,1}' WHERE id = 2;
+-- null label, single class
+UPDATE bad SET y = NULL WHERE id = 2;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+UPDATE bad SET y = true;
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+UPDATE bad SET y = (id <> 2);
+-- unknown and non-numeric columns, label as feature
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,nope}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,t}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,y}');
+SELECT * FROM unlearn_train('bad', 'bad', 'nope', '{a,b}');
+SELECT * FROM unlearn_train('bad', 'bad', 't', '{a,b}', loss => 'squared');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{}');
+-- more features than rows (p = 4 with the intercept, 3 rows)
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b,n}');
+-- not a table
+CREATE VIEW bad_view AS SELECT * FROM bad;
+SELECT * FROM unlearn_train('bad', 'bad_view', 'y', '{a,b}');
+SELECT * FROM unlearn_train('bad', 'no_such_table', 'y', '{a,b}');
+-- parameters
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', loss => 'hinge');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', lambda => 0);
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', lambda => 'NaN');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', sigma => -1);
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', epsilon => 0);
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', delta => 1);
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', bound => 'loose');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', on_exhausted => 'ignore');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', steps => 'all');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', NULL);
+SELECT * FROM unlearn_train('', 'bad', 'y', '{a,b}');
+SELECT unlearn_budget(1, 1, 0);
+
+-- nothing was left behind: no model, no triggers
+SELECT count(*) = :models_before AS no_new_models FROM unlearn.models;
+SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'bad'::regclass;
+
+-- a name that is taken
+SELECT model FROM unlearn_train('bad', 'bad', 'y', '{a,b}', lambda => 0.1);
+SELECT model FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+
+-- prediction errors
+SELECT unlearn_predict('bad', '{1,2,3}');
+SELECT unlearn_predict('bad', '{1,NaN}');
+SELECT unlearn_predict('bad', '{1,Infinity}');
+SELECT unlearn_predict('bad', '{1,NULL}');
+SELECT unlearn_predict('bad', '{{1,2}}');
+SELECT unlearn_predict('nope', '{1,2}');
+SELECT unlearn_predict_class('diab', '{1,2,3,4,5,6,7,8,9,10}');
+SELECT unlearn_coef('nope');
+SELECT unlearn_drop('nope');
+SELECT * FROM unlearn_verify('nope');
+
+-- unknown labels and null features on insert into a trained table
+INSERT INTO digits (label, pixels) VALUES (NULL, array_fill(0::float8, ARRAY[64]));
+INSERT INTO digits (label, pixels) VALUES (12, array_fill(0::float8, ARRAY[64]));
+INSERT INTO digits (label, pixels) VALUES (1, array_fill(0::float8, ARRAY[63]));
+INSERT INTO bad VALUES (4, true, NULL, 1);
+SELECT rows, inserted FROM unlearn.models WHERE model = 'bad';
+SELECT unlearn_drop('bad');
+DROP VIEW bad_view;
+DROP TABLE bad;
+
+-- the SQLSTATEs behind the messages above
+CREATE FUNCTION pg_temp.sqlstate_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE q;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE;
+END $$;
+CREATE TABLE bad2 (y boolean, a float8, v float8[]);
+INSERT INTO bad2 VALUES (true, 'NaN', '{1}'), (false, 1, '{1,2}');
+SELECT q, pg_temp.sqlstate_of(q) FROM (VALUES
+	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{a}'')'),
+	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{v}'')'),
+	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{nope}'')'),
+	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{a}'', lambda => 0)'),
+	('SELECT unlearn_train(''x'', ''bad2'', ''y'', NULL)'),
+	('SELECT unlearn_train(''ones'', ''ones_sevens'', ''is_one'', ''{pixels}'')'),
+	('SELECT unlearn_predict(''ones'', ''{1}'')'),
+	('SELECT unlearn_predict(''nope'', ''{1}'')'),
+	('INSERT INTO digits (label, pixels) VALUES (12, array_fill(0::float8, ARRAY[64]))')
+) v(q);
+DROP TABLE bad2;

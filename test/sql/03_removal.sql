@@ -1,0 +1,136 @@
+-- DELETE, INSERT, UPDATE and TRUNCATE keep models in step, inside the
+-- transaction.
+\set SHOW_CONTEXT never
+CREATE TABLE rm AS SELECT id, is_one, pixels FROM ones_sevens;
+ALTER TABLE rm ADD PRIMARY KEY (id);
+ALTER TABLE rm ADD COLUMN note text;
+SELECT model, rows FROM unlearn_train('rm', 'rm', 'is_one', '{pixels}', sigma => 1);
+
+CREATE FUNCTION pg_temp.fingerprint(m text) RETURNS text LANGUAGE sql AS $$
+	SELECT md5(row(mo.*)::text || row(s.*)::text)
+	FROM unlearn.models mo JOIN unlearn.model_state s USING (model) WHERE mo.model = m
+$$;
+SELECT pg_temp.fingerprint('rm') AS before \gset
+
+-- ROLLBACK leaves the model bit for bit as it was
+BEGIN;
+DELETE FROM rm WHERE id IN (SELECT id FROM rm ORDER BY id LIMIT 5);
+SELECT rows, removed, spent > 0 AS spent FROM unlearn.models WHERE model = 'rm';
+ROLLBACK;
+SELECT pg_temp.fingerprint('rm') = :'before' AS identical_after_rollback;
+
+-- and so does ROLLBACK TO SAVEPOINT
+BEGIN;
+SAVEPOINT s;
+DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+INSERT INTO rm SELECT id + 100000, is_one, pixels FROM rm ORDER BY id LIMIT 2;
+ROLLBACK TO SAVEPOINT s;
+SELECT pg_temp.fingerprint('rm') = :'before' AS identical_after_savepoint;
+COMMIT;
+
+-- a committed DELETE: counts, budget, one ledger row per statement
+SELECT spent AS spent0 FROM unlearn.models WHERE model = 'rm' \gset
+DELETE FROM rm WHERE id IN (SELECT id FROM rm ORDER BY id LIMIT 3);
+DELETE FROM rm WHERE id = (SELECT max(id) FROM rm);
+SELECT rows, removed, inserted, spent > :spent0 AS spent_grew FROM unlearn.models WHERE model = 'rm';
+SELECT operation, rows_removed, rows_added, bound > 0 AS bound_positive,
+	   abs(spent - (SELECT spent FROM unlearn.models WHERE model = 'rm')) < 1e-15 OR id <> (SELECT max(id) FROM unlearn.ledger WHERE model = 'rm') AS spent_matches
+FROM unlearn.ledger WHERE model = 'rm' ORDER BY id;
+SELECT certified, residual <= spent AS residual_within_spent, retrain_distance < 0.1 AS near_retrain,
+	   accuracy > 0.98 AS accurate, retrain_accuracy > 0.98 AS retrain_accurate
+FROM unlearn_verify('rm');
+-- the model agrees with the table
+SELECT (SELECT rows FROM unlearn.models WHERE model = 'rm') = count(*) AS rows_match FROM rm;
+
+-- INSERT adds rows with a Newton step, and pays for it
+INSERT INTO rm SELECT id + 100000, is_one, pixels FROM ones_sevens ORDER BY id LIMIT 4;
+SELECT rows, inserted FROM unlearn.models WHERE model = 'rm';
+
+-- UPDATE of other columns spends nothing and writes no ledger row
+SELECT spent AS spent1, (SELECT count(*) FROM unlearn.ledger) AS ledger1 FROM unlearn.models WHERE model = 'rm' \gset
+UPDATE rm SET note = 'checked' WHERE id < 100;
+SELECT spent = :spent1 AS unchanged, (SELECT count(*) FROM unlearn.ledger) = :ledger1 AS no_ledger_row
+FROM unlearn.models WHERE model = 'rm';
+-- UPDATE of a feature or the label is rectification: remove old, add new
+UPDATE rm SET is_one = NOT is_one WHERE id = (SELECT min(id) FROM rm);
+SELECT operation, rows_removed, rows_added FROM unlearn.ledger WHERE model = 'rm' ORDER BY id DESC LIMIT 1;
+UPDATE rm SET is_one = NOT is_one WHERE id = (SELECT min(id) FROM rm);
+SELECT certified FROM unlearn_verify('rm');
+-- NaN in an updated row is refused and changes nothing
+SELECT pg_temp.fingerprint('rm') AS before_nan \gset
+UPDATE rm SET pixels[3] = 'NaN' WHERE id = (SELECT min(id) FROM rm);
+SELECT pg_temp.fingerprint('rm') = :'before_nan' AS unchanged;
+
+-- TRUNCATE is refused with an explanation
+TRUNCATE rm;
+
+-- the triggers cannot be disabled, dropped, or the columns changed under a model
+ALTER TABLE rm DISABLE TRIGGER unlearn_after_delete;
+ALTER TABLE rm DISABLE TRIGGER ALL;
+ALTER TABLE rm ENABLE TRIGGER unlearn_after_delete;
+DROP TRIGGER unlearn_after_delete ON rm;
+ALTER TABLE rm DROP COLUMN pixels;
+ALTER TABLE rm ALTER COLUMN pixels TYPE real[];
+ALTER TABLE rm RENAME COLUMN is_one TO one;
+-- other changes are fine
+ALTER TABLE rm ADD COLUMN extra int;
+ALTER TABLE rm RENAME TO rm2;
+ALTER TABLE rm2 RENAME TO rm;
+
+-- session_replication_role = replica does not silence the ALWAYS triggers
+SET session_replication_role = replica;
+DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+RESET session_replication_role;
+SELECT (SELECT rows FROM unlearn.models WHERE model = 'rm') = count(*) AS rows_match FROM rm;
+
+-- budget exhausted under 'error': the DELETE fails and nothing changes
+SELECT model FROM unlearn_train('strict', 'rm', 'is_one', '{pixels}', sigma => 1e-6, on_exhausted => 'error');
+SELECT pg_temp.fingerprint('strict') AS before_strict \gset
+\set VERBOSITY terse
+DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+\set VERBOSITY default
+SELECT pg_temp.fingerprint('strict') = :'before_strict' AS unchanged;
+-- under 'retrain' it retrains on the remaining rows with fresh noise
+SELECT model FROM unlearn_train('strict', 'rm', 'is_one', '{pixels}', sigma => 1e-6, replace => true);
+SELECT noise AS noise_before FROM unlearn.model_state WHERE model = 'strict' \gset
+DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+SELECT retrains, rows, trained_rows = rows AS fresh, spent <= budget AS within_budget
+FROM unlearn.models WHERE model = 'strict';
+SELECT noise <> :'noise_before' AS fresh_noise FROM unlearn.model_state WHERE model = 'strict';
+SELECT operation, retrained FROM unlearn.ledger WHERE model = 'strict' ORDER BY id DESC LIMIT 1;
+SELECT unlearn_drop('strict');
+
+-- a NOTICE once less than 10% of the budget is left
+SELECT model FROM unlearn_train('warn', 'rm', 'is_one', '{pixels}', sigma => 0.5);
+\set VERBOSITY terse
+DO $$
+DECLARE
+	i int := 0;
+BEGIN
+	WHILE (SELECT spent < 0.9 * budget AND retrains = 0 FROM unlearn.models WHERE model = 'warn') AND i < 200 LOOP
+		DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+		i := i + 1;
+	END LOOP;
+END $$;
+\set VERBOSITY default
+SELECT retrains, spent >= 0.9 * budget AND spent <= budget AS in_last_tenth FROM unlearn.models WHERE model = 'warn';
+SELECT unlearn_drop('warn');
+
+-- least squares: removal is exact and spends nothing
+CREATE TABLE diab2 AS SELECT * FROM diabetes;
+SELECT model FROM unlearn_train('diab2', 'diab2', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								loss => 'squared', lambda => 1e-6, sigma => 1);
+SELECT spent AS lsq_spent FROM unlearn.models WHERE model = 'diab2' \gset
+DELETE FROM diab2 WHERE id % 7 = 0;
+SELECT spent = :lsq_spent AS spends_nothing, retrains, removed FROM unlearn.models WHERE model = 'diab2';
+
+-- DROP TABLE drops its models; a dropped model leaves the table free
+DROP TABLE diab2;
+SELECT count(*) AS diab2_models FROM unlearn.models WHERE model = 'diab2';
+SELECT unlearn_drop('rm');
+SELECT count(*) AS triggers_left FROM pg_trigger WHERE tgrelid = 'rm'::regclass;
+SELECT count(*) AS ledger_rows_before FROM unlearn.ledger \gset
+DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+TRUNCATE rm;
+SELECT count(*) = :ledger_rows_before AS no_ledger_rows FROM unlearn.ledger;
+DROP TABLE rm;
