@@ -140,8 +140,8 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	load_current_rows(m, &dm);
 	residual = exact_residual(m, &dm, NULL);
 
-	retrained = palloc(sizeof(double) * m->nclasses * m->p);
-	memcpy(retrained, m->coef, sizeof(double) * m->nclasses * m->p);
+	/* a fresh fit from w = 0, same b, same Lambda, same row map */
+	retrained = palloc0(sizeof(double) * m->nclasses * m->p);
 	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->p));
 	for (k = 0; k < m->nclasses; k++)
 		fit_class(m, &dm, k, m->noise + (Size) k * m->p, retrained + (Size) k * m->p,
