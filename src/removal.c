@@ -194,7 +194,14 @@ newton_step(UnlearnModel *m, const StepRows *rems, int rem_from, int rem_count,
 			{
 				bound += gamma * sqrt(drift_quad) * sqrt(quad) + solve_error;
 				/* cover the rounding of the two quadratic forms */
-				bound = bound * (1.0 + 64.0 * p * DBL_EPSILON) + DBL_MIN;
+				bound = bound * (1.0 + 64.0 * p * DBL_EPSILON);
+
+				/*
+				 * and the rounding of the residual itself, a sum of n terms
+				 * with |l'| <= 1: 2 (n + p) eps (n + Lambda ||w||)
+				 */
+				bound += 2.0 * (m->rows + p) * DBL_EPSILON *
+					(m->rows + m->reg * vec_norm(w, p));
 			}
 		}
 		step_bound[k] += bound;

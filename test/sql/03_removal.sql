@@ -4,7 +4,7 @@
 CREATE TABLE rm AS SELECT id, is_one, pixels FROM ones_sevens;
 ALTER TABLE rm ADD PRIMARY KEY (id);
 ALTER TABLE rm ADD COLUMN note text;
-SELECT model, rows FROM unlearn_train('rm', 'rm', 'is_one', '{pixels}', sigma => 1);
+SELECT model, rows FROM unlearn_train('rm', 'rm', 'is_one', '{pixels}', lambda => 1e-2, sigma => 2);
 
 CREATE FUNCTION pg_temp.fingerprint(m text) RETURNS text LANGUAGE sql AS $$
 	SELECT md5(row(mo.*)::text || row(s.*)::text)
@@ -84,16 +84,17 @@ RESET session_replication_role;
 SELECT (SELECT rows FROM unlearn.models WHERE model = 'rm') = count(*) AS rows_match FROM rm;
 
 -- budget exhausted under 'error': the DELETE fails and nothing changes
-SELECT model FROM unlearn_train('strict', 'rm', 'is_one', '{pixels}', sigma => 1e-6, on_exhausted => 'error');
+CREATE TABLE rmb AS SELECT * FROM ones_sevens;
+SELECT model FROM unlearn_train('strict', 'rmb', 'is_one', '{pixels}', sigma => 1e-6, on_exhausted => 'error');
 SELECT pg_temp.fingerprint('strict') AS before_strict \gset
 \set VERBOSITY terse
-DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+DELETE FROM rmb WHERE id = (SELECT min(id) FROM rmb);
 \set VERBOSITY default
 SELECT pg_temp.fingerprint('strict') = :'before_strict' AS unchanged;
 -- under 'retrain' it retrains on the remaining rows with fresh noise
-SELECT model FROM unlearn_train('strict', 'rm', 'is_one', '{pixels}', sigma => 1e-6, replace => true);
+SELECT model FROM unlearn_train('strict', 'rmb', 'is_one', '{pixels}', sigma => 1e-6, replace => true);
 SELECT noise AS noise_before FROM unlearn.model_state WHERE model = 'strict' \gset
-DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+DELETE FROM rmb WHERE id = (SELECT min(id) FROM rmb);
 SELECT retrains, rows, trained_rows = rows AS fresh, spent <= budget AS within_budget
 FROM unlearn.models WHERE model = 'strict';
 SELECT noise <> :'noise_before' AS fresh_noise FROM unlearn.model_state WHERE model = 'strict';
@@ -101,20 +102,21 @@ SELECT operation, retrained FROM unlearn.ledger WHERE model = 'strict' ORDER BY 
 SELECT unlearn_drop('strict');
 
 -- a NOTICE once less than 10% of the budget is left
-SELECT model FROM unlearn_train('warn', 'rm', 'is_one', '{pixels}', sigma => 0.5);
+SELECT model FROM unlearn_train('warn', 'rmb', 'is_one', '{pixels}', sigma => 0.5);
 \set VERBOSITY terse
 DO $$
 DECLARE
 	i int := 0;
 BEGIN
 	WHILE (SELECT spent < 0.9 * budget AND retrains = 0 FROM unlearn.models WHERE model = 'warn') AND i < 200 LOOP
-		DELETE FROM rm WHERE id = (SELECT min(id) FROM rm);
+		DELETE FROM rmb WHERE id = (SELECT min(id) FROM rmb);
 		i := i + 1;
 	END LOOP;
 END $$;
 \set VERBOSITY default
 SELECT retrains, spent >= 0.9 * budget AND spent <= budget AS in_last_tenth FROM unlearn.models WHERE model = 'warn';
 SELECT unlearn_drop('warn');
+DROP TABLE rmb;
 
 -- least squares: removal is exact and spends nothing
 CREATE TABLE diab2 AS SELECT * FROM diabetes;
