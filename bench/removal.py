@@ -80,7 +80,7 @@ def last_ledger(conn):
 def delete(conn, ids, commit=True):
     """One DELETE statement for ids; returns (seconds of the DELETE, the
     model's spent before and after, retrains before and after, the ledger
-    row of the statement (or None), commit seconds).  With commit=False the
+    row of the statement (or None)).  With commit=False the
     statement runs in an explicit transaction that is rolled back after the
     catalog has been read inside it."""
     ids = [int(i) for i in ids]
@@ -90,7 +90,6 @@ def delete(conn, ids, commit=True):
         q, a = "DELETE FROM %s WHERE id = ANY(%%s)" % TABLE, (ids,)
     before = state(conn)
     led0 = last_ledger(conn)
-    tc = 0.0
     if commit:
         t = C.timed(conn, q, a)
         after = state(conn)
@@ -367,7 +366,7 @@ def part_e(conn, args):
             del X
             print("  ... %.1f s; Corollary 1 bound per removal: median %.3e" %
                   (paper["secs"], C.median(pbounds)))
-        count, ts, capped = 0, [], True
+        count, ts, capped, why = 0, [], True, "cap"
         t0 = time.perf_counter()
         for i in order_ids[:args.cap + 1]:
             r = delete(conn, [i], commit=True)
@@ -378,6 +377,9 @@ def part_e(conn, args):
             count += 1
             if count >= args.cap:
                 break
+            if time.perf_counter() - t0 > args.e_time_limit:
+                why = "time limit %.0f s" % args.e_time_limit
+                break
         elapsed = time.perf_counter() - t0
         led = C.execute(conn, "SELECT bound, spent, retrained FROM unlearn.ledger WHERE model = %s "
                         "AND id > %s ORDER BY id", (MODEL, led0["id"] if led0 else 0))
@@ -386,8 +388,9 @@ def part_e(conn, args):
         projected = (m["budget"] - m["spent"]) / mean_bd if bds and mean_bd > 0 else float("inf")
         rows.append((bound, m["budget"], m["spent"], count, capped, projected, C.median(bds) if bds else None,
                      C.median(ts) * 1e3, elapsed))
-        print("  bound %s: %s removals before the first retrain (%.0f s)" %
-              (bound, (">= %d" % count) if capped else count, elapsed))
+        print("  bound %s: %s removals before the first retrain (%.0f s%s)" %
+              (bound, (">= %d" % count) if capped else count, elapsed,
+               ("; stopped at the " + why) if capped else ""))
 
     def cnt(c):
         return (">= %d" % args.cap) if c is None else str(c)
@@ -403,7 +406,7 @@ def part_e(conn, args):
     pc = paper["counts"][classic]
     out = []
     for bound, budget, spent0, count, capped, projected, mbd, mdel, el in rows:
-        ratio = (count / pc) if pc else None
+        ratio = (count / pc) if pc else (math.inf if pc == 0 else None)
         out.append((bound, budget, spent0, (">= %d" % count) if capped else str(count),
                     projected, mbd, mdel, cnt(pc), ratio,
                     ">=" if (capped or pc is None) else ""))
@@ -453,7 +456,9 @@ def main():
     ap.add_argument("--d-b10", type=int, default=5)
     ap.add_argument("--d-b100", type=int, default=3)
     ap.add_argument("--e-bounds", default="taylor,exact,guo")
-    ap.add_argument("--cap", type=int, default=3000)
+    ap.add_argument("--cap", type=int, default=3000, help="(e): most single-row DELETEs per bound")
+    ap.add_argument("--e-time-limit", type=float, default=900.0,
+                    help="(e): seconds of DELETEs per bound before stopping (reported as >=)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     parts = args.parts.split(",")

@@ -102,13 +102,13 @@ SELECT operation, retrained FROM unlearn.ledger WHERE model = 'strict' ORDER BY 
 SELECT unlearn_drop('strict');
 
 -- a NOTICE once less than 10% of the budget is left
-SELECT model FROM unlearn_train('warn', 'rmb', 'is_one', '{pixels}', sigma => 0.5);
+SELECT model FROM unlearn_train('warn', 'rmb', 'is_one', '{pixels}', lambda => 1e-2, sigma => 1);
 \set VERBOSITY terse
 DO $$
 DECLARE
 	i int := 0;
 BEGIN
-	WHILE (SELECT spent < 0.9 * budget AND retrains = 0 FROM unlearn.models WHERE model = 'warn') AND i < 200 LOOP
+	WHILE (SELECT spent < 0.9 * budget AND retrains = 0 FROM unlearn.models WHERE model = 'warn') AND i < 300 LOOP
 		DELETE FROM rmb WHERE id = (SELECT min(id) FROM rmb);
 		i := i + 1;
 	END LOOP;
