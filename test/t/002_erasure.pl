@@ -32,8 +32,9 @@ cmp_ok(scalar(@iterations), '>=', 3, 'one NOTICE per Newton iteration (' . scala
 
 my $toast = $node->safe_psql('postgres',
 	"SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'unlearn.model_state'::regclass");
-my $state_cols = 'model text, owner regrole, noise bytea, anchor bytea, factor bytea, gram bytea, gram_bound float8, class_spent float8[]';
-my $chunk_cols = 'chunk_id oid, chunk_seq int, chunk_data bytea';
+# name a subset of columns: detoasting a dead version would follow stale TOAST pointers
+my $state_cols = 'model text, gram_bound float8';
+my $chunk_cols = 'chunk_id oid, chunk_seq int';
 
 sub versions
 {
@@ -63,12 +64,7 @@ is(versions('unlearn.model_state', $state_cols),
 is(versions($toast, $chunk_cols),
 	$node->safe_psql('postgres', "SELECT count(*) FROM $toast"),
 	'after VACUUM: only live TOAST chunks remain');
-is(versions('unlearn.models',
-		'model text, owner regrole, source regclass, label text, features text[], feature_array boolean, '
-		. 'column_types regtype[], loss text, classes text[], dims int, intercept boolean, scale float8, '
-		. 'rows bigint, trained_rows bigint, removed bigint, inserted bigint, retrains int, lambda float8, '
-		. 'reg float8, sigma float8, epsilon float8, delta float8, budget float8, spent float8, bound text, '
-		. 'on_exhausted text, steps text, coef float8[], trained_at timestamptz, updated_at timestamptz'),
+is(versions('unlearn.models', 'model text, spent float8'),
 	$node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.models'),
 	'after VACUUM: only the live model row remains');
 
