@@ -56,23 +56,34 @@ COMMENT ON COLUMN unlearn.models.reg IS 'Lambda = lambda * trained_rows, frozen 
 COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual budget of the analytic Gaussian mechanism';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
--- Secret and data-derived state: noise b, Hessian factor, Gram matrix K'.
--- Only the model owner (and superusers) can see or change a row.
+-- Secret and data-derived state: noise b, anchor w0, and (in
+-- unlearn.model_blocks) the packed Cholesky factors of H and the packed Gram
+-- matrix K'.  Only the model owner (and superusers) can see or change a row.
 CREATE TABLE unlearn.model_state (
 	model		text PRIMARY KEY REFERENCES unlearn.models ON DELETE CASCADE ON UPDATE CASCADE,
 	owner		regrole NOT NULL DEFAULT current_user::regrole,
 	noise		bytea NOT NULL,
 	anchor		bytea NOT NULL,
-	factor		bytea NOT NULL,
-	gram		bytea NOT NULL,
 	gram_bound	float8 NOT NULL,
 	class_spent float8[] NOT NULL
 );
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
-ALTER TABLE unlearn.model_state ALTER COLUMN factor SET STORAGE EXTERNAL;
-ALTER TABLE unlearn.model_state ALTER COLUMN gram SET STORAGE EXTERNAL;
-COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, packed Cholesky factors of H, packed Gram matrix K''';
+COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget per class';
+
+-- The O(K p^2) matrices, the Cholesky factors of H (class by class) then K',
+-- as one array of float8 cut into blocks that fit inline (STORAGE PLAIN,
+-- two versions per page so that rewrites are HOT updates): rewriting them
+-- once per statement costs several times less than a TOASTed value.
+CREATE TABLE unlearn.model_blocks (
+	model		text NOT NULL REFERENCES unlearn.model_state ON DELETE CASCADE ON UPDATE CASCADE,
+	owner		regrole NOT NULL DEFAULT current_user::regrole,
+	block		integer NOT NULL,
+	data		bytea NOT NULL,
+	PRIMARY KEY (model, block)
+) WITH (fillfactor = 50);
+ALTER TABLE unlearn.model_blocks ALTER COLUMN data SET STORAGE PLAIN;
+COMMENT ON TABLE unlearn.model_blocks IS 'owner-only removal state: packed Cholesky factors of H and packed Gram matrix K'', in blocks';
 
 CREATE TABLE unlearn.ledger (
 	id			bigserial PRIMARY KEY,
@@ -94,6 +105,7 @@ COMMENT ON TABLE unlearn.ledger IS 'one row per statement and model: what was re
 -- owner may change it; the state table is invisible to non-owners.
 ALTER TABLE unlearn.models ENABLE ROW LEVEL SECURITY;
 ALTER TABLE unlearn.model_state ENABLE ROW LEVEL SECURITY;
+ALTER TABLE unlearn.model_blocks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE unlearn.ledger ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY models_read ON unlearn.models FOR SELECT USING (true);
@@ -101,6 +113,9 @@ CREATE POLICY models_write ON unlearn.models FOR ALL
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'))
 	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 CREATE POLICY state_owner ON unlearn.model_state FOR ALL
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'))
+	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
+CREATE POLICY blocks_owner ON unlearn.model_blocks FOR ALL
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'))
 	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 CREATE POLICY ledger_read ON unlearn.ledger FOR SELECT USING (true);
@@ -111,6 +126,7 @@ CREATE POLICY ledger_delete ON unlearn.ledger FOR DELETE
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON unlearn.models TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON unlearn.model_state TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON unlearn.model_blocks TO PUBLIC;
 GRANT SELECT, INSERT, DELETE ON unlearn.ledger TO PUBLIC;
 GRANT USAGE ON SEQUENCE unlearn.ledger_id_seq TO PUBLIC;
 
@@ -129,6 +145,7 @@ COMMENT ON VIEW unlearn.status IS 'one line per model: rows, removals, budget le
 
 SELECT pg_catalog.pg_extension_config_dump('unlearn.models', '');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.model_state', '');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.model_blocks', '');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger', '');
 
 ------------------------------------------------------------------------

@@ -160,6 +160,15 @@ getcol(int col, bool *isnull)
 	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
 }
 
+/* doubles per row of unlearn.model_blocks: 3760 bytes, two versions a page */
+#define BLOCK_DOUBLES 470
+
+static Size
+matrix_doubles(UnlearnModel *m)
+{
+	return PACKED_SIZE(m->p) * (m->nclasses + 1);
+}
+
 static void
 load_state(UnlearnModel *m, bool for_update)
 {
@@ -168,13 +177,17 @@ load_state(UnlearnModel *m, bool for_update)
 	int			ret;
 	bool		isnull;
 	Size		packed = PACKED_SIZE(m->p);
+	Size		total = matrix_doubles(m);
+	Size		filled = 0;
+	double	   *matrices;
+	uint64		i;
 	int			n;
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, factor, gram, gram_bound, class_spent "
+								"SELECT noise, anchor, gram_bound, class_spent "
 								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, factor, gram, gram_bound, class_spent "
+								"SELECT noise, anchor, gram_bound, class_spent "
 								"FROM unlearn.model_state WHERE model = $1",
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -186,10 +199,31 @@ load_state(UnlearnModel *m, bool for_update)
 				 errhint("Only the owner of the model can read its noise, Hessian and Gram matrix.")));
 	m->noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, "noise");
 	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, "anchor");
-	m->factor = doubles_from_bytea(getcol(3, &isnull), packed * m->nclasses, "factor");
-	m->gram = doubles_from_bytea(getcol(4, &isnull), packed, "gram");
-	m->gram_bound = DatumGetFloat8(getcol(5, &isnull));
-	m->class_spent = doubles_from_array(getcol(6, &isnull), &n);
+	m->gram_bound = DatumGetFloat8(getcol(3, &isnull));
+	m->class_spent = doubles_from_array(getcol(4, &isnull), &n);
+
+	/* the factors then K', block by block */
+	ret = SPI_execute_with_args("SELECT data FROM unlearn.model_blocks WHERE model = $1 ORDER BY block",
+								1, argtypes, args, NULL, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+	matrices = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * total);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bytea	   *b = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		Size		len = VARSIZE_ANY_EXHDR(b) / sizeof(double);
+
+		if (filled + len > total)
+			break;
+		memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
+		filled += len;
+	}
+	if (filled != total || i != SPI_processed)
+		elog(ERROR, "unlearn.model_blocks of model \"%s\" hold %zu values, expected %zu",
+			 m->name, filled, total);
+	SPI_freetuptable(SPI_tuptable);
+	m->factor = matrices;
+	m->gram = matrices + packed * m->nclasses;
 	m->has_state = true;
 }
 
@@ -363,47 +397,92 @@ catalog_insert_model(UnlearnModel *m)
 	catalog_update_model(m);
 }
 
+/* the factors and K' as a bytea[] of blocks (see sql/unlearn.sql) */
+static Datum
+matrix_blocks(UnlearnModel *m)
+{
+	Size		total = matrix_doubles(m);
+	Size		packed = PACKED_SIZE(m->p);
+	int			nblocks = (int) ((total + BLOCK_DOUBLES - 1) / BLOCK_DOUBLES);
+	Datum	   *d = palloc(sizeof(Datum) * nblocks);
+	int			i;
+
+	for (i = 0; i < nblocks; i++)
+	{
+		Size		from = (Size) i * BLOCK_DOUBLES;
+		Size		len = Min(BLOCK_DOUBLES, total - from);
+		bytea	   *b = palloc(VARHDRSZ + len * sizeof(double));
+		Size		j;
+
+		SET_VARSIZE(b, VARHDRSZ + len * sizeof(double));
+		/* the factors and K' need not be adjacent in memory */
+		for (j = 0; j < len; j++)
+		{
+			Size		at = from + j;
+
+			((double *) VARDATA(b))[j] = at < packed * m->nclasses ?
+				m->factor[at] : m->gram[at - packed * m->nclasses];
+		}
+		d[i] = PointerGetDatum(b);
+	}
+	return PointerGetDatum(construct_array(d, nblocks, BYTEAOID, -1, false, TYPALIGN_INT));
+}
+
 /*
- * Write the changeable part of the model and its state.  The state row is
- * upserted; noise and anchor are only rewritten after a (re)training, so a
- * removal leaves their TOAST values in place.
+ * Write the state.  noise and anchor are rewritten only after a
+ * (re)training, so a removal leaves their TOAST values in place; the
+ * matrix blocks are rewritten in place (HOT updates).
  */
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[7] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
-	Datum		v[7];
-	Size		packed = PACKED_SIZE(m->p);
+	Oid			types[5] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, BYTEAOID, BYTEAOID};
+	Oid			btypes[2] = {TEXTOID, BYTEAARRAYOID};
+	Datum		v[5];
+	Datum		bv[2];
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->name);
 	v[1] = float8_array(m->class_spent, m->nclasses);
 	v[2] = Float8GetDatum(m->gram_bound);
-	v[3] = bytea_from_doubles(m->factor, packed * m->nclasses);
-	v[4] = bytea_from_doubles(m->gram, packed);
+	bv[0] = v[0];
+	bv[1] = matrix_blocks(m);
 	if (full)
 	{
-		v[5] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
-		v[6] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
+		v[3] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
+		v[4] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, factor, gram, noise, anchor) "
-									"VALUES ($1, $2, $3, $4, $5, $6, $7) "
+									"(model, class_spent, gram_bound, noise, anchor) "
+									"VALUES ($1, $2, $3, $4, $5) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"factor = $4, gram = $5, noise = $6, anchor = $7",
-									7, types, v, NULL, false, 0);
+									"noise = $4, anchor = $5",
+									5, types, v, NULL, false, 0);
+		if (ret != SPI_OK_INSERT)
+			elog(ERROR, "could not write model state: %d", ret);
+		ret = SPI_execute_with_args("DELETE FROM unlearn.model_blocks WHERE model = $1",
+									1, btypes, bv, NULL, false, 0);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "could not write model state: %d", ret);
+		ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, block, data) "
+									"SELECT $1, b.block, b.data FROM unnest($2) WITH ORDINALITY AS b(data, block)",
+									2, btypes, bv, NULL, false, 0);
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "could not write model state: %d", ret);
 	}
 	else
 	{
-		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"factor = $4, gram = $5 WHERE model = $1",
-									5, types, v, NULL, false, 0);
+		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3 "
+									"WHERE model = $1",
+									3, types, v, NULL, false, 0);
 		if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 			elog(ERROR, "could not update model state of \"%s\"", m->name);
+		ret = SPI_execute_with_args("UPDATE unlearn.model_blocks m SET data = b.data "
+									"FROM unnest($2) WITH ORDINALITY AS b(data, block) "
+									"WHERE m.model = $1 AND m.block = b.block",
+									2, btypes, bv, NULL, false, 0);
+		if (ret != SPI_OK_UPDATE)
+			elog(ERROR, "could not update model state of \"%s\"", m->name);
 	}
-	pfree(DatumGetPointer(v[3]));
-	pfree(DatumGetPointer(v[4]));
 }
 
 /* m->retrained_now makes write_state rewrite noise and anchor too */

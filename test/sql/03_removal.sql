@@ -7,7 +7,8 @@ ALTER TABLE rm ADD COLUMN note text;
 SELECT model, rows FROM unlearn_train('rm', 'rm', 'is_one', '{pixels}', lambda => 1e-2, sigma => 2);
 
 CREATE FUNCTION pg_temp.fingerprint(m text) RETURNS text LANGUAGE sql AS $$
-	SELECT md5(row(mo.*)::text || row(s.*)::text)
+	SELECT md5(row(mo.*)::text || row(s.*)::text
+			   || (SELECT string_agg(b.data::text, ',' ORDER BY b.block) FROM unlearn.model_blocks b WHERE b.model = m))
 	FROM unlearn.models mo JOIN unlearn.model_state s USING (model) WHERE mo.model = m
 $$;
 SELECT pg_temp.fingerprint('rm') AS before \gset

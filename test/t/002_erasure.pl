@@ -32,6 +32,7 @@ cmp_ok(scalar(@iterations), '>=', 3, 'one NOTICE per Newton iteration (' . scala
 
 my $toast = $node->safe_psql('postgres',
 	"SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'unlearn.model_state'::regclass");
+my $block_cols = 'model text, block int';
 # name a subset of columns: detoasting a dead version would follow stale TOAST pointers
 my $state_cols = 'model text, gram_bound float8';
 my $chunk_cols = 'chunk_id oid, chunk_seq int';
@@ -44,6 +45,7 @@ sub versions
 
 my $live_state = $node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_state');
 my $live_chunks = $node->safe_psql('postgres', "SELECT count(*) FROM $toast");
+my $live_blocks = $node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_blocks');
 
 # erase one person's row
 $node->safe_psql('postgres', 'DELETE FROM ones WHERE id = (SELECT min(id) FROM ones WHERE one)');
@@ -53,14 +55,17 @@ is($node->safe_psql('postgres', "SELECT removed FROM unlearn.models WHERE model 
 # before VACUUM the old state (which still contains the row) is on disk
 cmp_ok(versions('unlearn.model_state', $state_cols), '>', $live_state,
 	'before VACUUM: a dead version of the model state exists');
-cmp_ok(versions($toast, $chunk_cols), '>', $live_chunks,
-	'before VACUUM: dead TOAST chunks of the old Hessian factor exist');
+cmp_ok(versions('unlearn.model_blocks', $block_cols), '>', $live_blocks,
+	'before VACUUM: dead blocks of the old Hessian factor and Gram matrix exist');
 
-$node->safe_psql('postgres', 'VACUUM unlearn.models, unlearn.model_state, unlearn.ledger');
+$node->safe_psql('postgres', 'VACUUM unlearn.models, unlearn.model_state, unlearn.model_blocks, unlearn.ledger');
 
 is(versions('unlearn.model_state', $state_cols),
 	$node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_state'),
 	'after VACUUM: only the live model state remains');
+is(versions('unlearn.model_blocks', $block_cols),
+	$node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_blocks'),
+	'after VACUUM: only the live Hessian and Gram blocks remain');
 is(versions($toast, $chunk_cols),
 	$node->safe_psql('postgres', "SELECT count(*) FROM $toast"),
 	'after VACUUM: only live TOAST chunks remain');
