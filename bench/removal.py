@@ -337,11 +337,22 @@ def paper_count(Xa, y, w0, reg, u0, order, budgets, cap, gamma=0.25, verbose=Fal
     return counts, bounds
 
 
+TRAJ_AT = (1, 11, 101, 501, 1001, 2001, 2991)
+
+
+def trajectory(bounds):
+    out = []
+    for k in TRAJ_AT:
+        chunk = bounds[k - 1:k + 9]
+        out.append(float(np.mean(chunk)) if chunk else None)
+    return tuple(out)
+
+
 def part_e(conn, args):
     C.banner("(e) single-row removals before the first retrain (on_exhausted => 'retrain') "
              "vs the paper's Corollary 1 / Algorithm 2")
     classic = SIGMA * EPSILON / math.sqrt(2 * math.log(1.5 / DELTA))
-    rows, paper = [], None
+    rows, paper, traj = [], None, []
     for bound in args.e_bounds.split(","):
         all_ids = fresh_table(conn)
         order_ids = Ids(all_ids, seed=5).ids          # the same order for every bound
@@ -388,6 +399,7 @@ def part_e(conn, args):
         projected = (m["budget"] - m["spent"]) / mean_bd if bds and mean_bd > 0 else float("inf")
         rows.append((bound, m["budget"], m["spent"], count, capped, projected, C.median(bds) if bds else None,
                      C.median(ts) * 1e3, elapsed))
+        traj.append((bound,) + trajectory(bds))
         print("  bound %s: %s removals before the first retrain (%.0f s%s)" %
               (bound, (">= %d" % count) if capped else count, elapsed,
                ("; stopped at the " + why) if capped else ""))
@@ -415,6 +427,10 @@ def part_e(conn, args):
             out, ["", ".4f", ".2e", "", ".0f", ".3e", ".2f", "", ".1f", ""])
     print("ratio = extension removals / paper removals (target >= 10); '>=' when the extension hit "
           "the cap or the paper never exhausted its budget within it")
+    print()
+    print("per-removal bound along the sequence (mean over removals k..k+9, 1-based; '-' past the end)")
+    traj.append(("paper Cor. 1",) + trajectory(paper["bounds"]))
+    C.table(["bound"] + ["@%d" % k for k in TRAJ_AT], traj, [""] + [".2e"] * len(TRAJ_AT))
     return rows, paper
 
 

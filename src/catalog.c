@@ -476,9 +476,9 @@ write_state(UnlearnModel *m, bool full)
 									3, types, v, NULL, false, 0);
 		if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 			elog(ERROR, "could not update model state of \"%s\"", m->name);
-		ret = SPI_execute_with_args("UPDATE unlearn.model_blocks m SET data = b.data "
-									"FROM unnest($2) WITH ORDINALITY AS b(data, block) "
-									"WHERE m.model = $1 AND m.block = b.block",
+		/* a subscript per row, not a join: no hash or sort of 5 MB */
+		ret = SPI_execute_with_args("UPDATE unlearn.model_blocks SET data = ($2)[block] "
+									"WHERE model = $1",
 									2, btypes, bv, NULL, false, 0);
 		if (ret != SPI_OK_UPDATE)
 			elog(ERROR, "could not update model state of \"%s\"", m->name);

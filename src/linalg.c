@@ -28,10 +28,24 @@ packed_column(int p, int j)
 	return (Size) j * p - (Size) j * (j - 1) / 2;
 }
 
+static int	blas_threads = 1;
+
+/*
+ * OpenBLAS threads pay off for the O(n p^2) products of training, not for
+ * the O(p^2) level-1/2 work of a removal, where they only spin and yield.
+ * So removals run single-threaded and training asks for all threads.
+ */
 void
 linalg_init(void)
 {
-	/* nothing to set up: OpenBLAS reads OPENBLAS_NUM_THREADS itself */
+	blas_threads = openblas_get_num_threads();
+	openblas_set_num_threads(1);
+}
+
+void
+linalg_parallel(bool on)
+{
+	openblas_set_num_threads(on ? blas_threads : 1);
 }
 
 /*

@@ -103,36 +103,110 @@ typedef enum StepOutcome
 } StepOutcome;
 
 /*
+ * Per-statement quantities kept up to date across steps so that a step
+ * makes as few passes over the O(p^2) matrices as possible:
+ *	drift_prod[k] = K' (w_k - w0_k)		(one DSPMV per class per statement)
+ *	factor_norm2[k] = ||L_k||_F^2 = trace(H_k)
+ */
+typedef struct StepCache
+{
+	double	   *drift_prod;
+	double	   *factor_norm2;
+} StepCache;
+
+static void
+init_step_cache(UnlearnModel *m, StepCache *cache)
+{
+	int			p = m->p;
+	Size		packed = PACKED_SIZE(p);
+	double	   *drift = palloc(sizeof(double) * p);
+	int			k,
+				j;
+
+	cache->drift_prod = palloc(sizeof(double) * m->nclasses * p);
+	cache->factor_norm2 = palloc(sizeof(double) * m->nclasses);
+	for (k = 0; k < m->nclasses; k++)
+	{
+		const double *lfac = m->factor + packed * k;
+
+		for (j = 0; j < p; j++)
+			drift[j] = m->coef[(Size) k * p + j] - m->anchor[(Size) k * p + j];
+		packed_quadratic(m->gram, p, drift, cache->drift_prod + (Size) k * p);
+		cache->factor_norm2[k] = cblas_ddot((int) packed, lfac, 1, lfac, 1);
+	}
+	pfree(drift);
+}
+
+/*
+ * K' += sign * sum of x x' over rows [from, from + count), keeping every
+ * class's drift product K'(w_k - w0_k) in step.  Many rows go through one
+ * level-3 DSYRK on the unpacked matrix, few through DSPR.
+ */
+static void
+update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, int count,
+			double sign)
+{
+	int			p = m->p;
+	int			i,
+				k;
+
+	if (count == 0)
+		return;
+	for (i = from; i < from + count; i++)
+	{
+		const double *x = rows->x + (Size) i * p;
+
+		for (k = 0; k < m->nclasses; k++)
+		{
+			const double *w = m->coef + (Size) k * p;
+			const double *w0 = m->anchor + (Size) k * p;
+			double		a = cblas_ddot(p, w, 1, x, 1) - cblas_ddot(p, w0, 1, x, 1);
+
+			cblas_daxpy(p, sign * a, x, 1, cache->drift_prod + (Size) k * p, 1);
+		}
+		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2; a removal keeps it */
+		if (sign > 0)
+			m->gram_bound += cblas_ddot(p, x, 1, x, 1);
+	}
+	if (count < 8)
+		for (i = from; i < from + count; i++)
+			cblas_dspr(CblasColMajor, CblasLower, p, sign, rows->x + (Size) i * p, 1, m->gram);
+	else
+	{
+		double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+
+		full_from_packed(m->gram, p, full);
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, sign,
+					rows->x + (Size) from * p, p, 1.0, full, p);
+		packed_from_full(full, p, m->gram);
+		pfree(full);
+	}
+}
+
+/*
  * One Newton step moving rems[rem_from, +rem_count) out and
  * adds[add_from, +add_count) in.  Adds each class's bound to step_bound.
  */
 static StepOutcome
-newton_step(UnlearnModel *m, const StepRows *rems, int rem_from, int rem_count,
+newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_from, int rem_count,
 			const StepRows *adds, int add_from, int add_count, double *step_bound)
 {
 	int			p = m->p;
 	Size		packed = PACKED_SIZE(p);
 	double		gamma = loss_gamma(m->loss);
+	double		gamma_p = p * DBL_EPSILON / (1.0 - p * DBL_EPSILON);
 	double	   *delta = palloc(sizeof(double) * p);
-	double	   *drift = palloc(sizeof(double) * p);
 	double	   *kv = palloc(sizeof(double) * p);
-	double	   *hv = palloc(sizeof(double) * p);
+	double	   *v = palloc(sizeof(double) * p);
 	int			i,
 				k;
-	StepOutcome outcome = STEP_OK;
 
+	/* Delta at the current w, before anything moves */
 	for (k = 0; k < m->nclasses; k++)
 	{
 		double	   *w = m->coef + (Size) k * p;
 		double	   *w0 = m->anchor + (Size) k * p;
 		double	   *lfac = m->factor + packed * k;
-		double		quad,
-					drift_quad,
-					bound = 0.0;
-
-		memset(delta, 0, sizeof(double) * p);
-		accumulate_delta(m, rems, rem_from, rem_count, k, w, 1.0, delta);
-		accumulate_delta(m, adds, add_from, add_count, k, w, -1.0, delta);
 
 		/* H += c x x' for added rows first, then down-date removed rows */
 		for (i = add_from; i < add_from + add_count; i++)
@@ -141,6 +215,8 @@ newton_step(UnlearnModel *m, const StepRows *rems, int rem_from, int rem_count,
 			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, adds, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
+			cache->factor_norm2[k] += c * cblas_ddot(p, x, 1, x, 1);
+			/* down-dates below leave factor_norm2 an upper bound */
 		}
 		for (i = rem_from; i < rem_from + rem_count; i++)
 		{
@@ -148,48 +224,52 @@ newton_step(UnlearnModel *m, const StepRows *rems, int rem_from, int rem_count,
 			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, rems, i, k));
 
 			if (!chol_rank1_downdate(lfac, p, x, c))
-				outcome = STEP_NUMERICAL;
+				return STEP_NUMERICAL;
 		}
-		if (outcome == STEP_NUMERICAL)
-			break;
+		(void) w;
+	}
+	/* K' and the drift products change once for all classes */
+	update_gram(m, cache, adds, add_from, add_count, 1.0);
+	update_gram(m, cache, rems, rem_from, rem_count, -1.0);
 
-		/* K' changes once, with the first class */
-		if (k == 0)
-		{
-			for (i = add_from; i < add_from + add_count; i++)
-			{
-				const double *x = adds->x + (Size) i * p;
+	for (k = 0; k < m->nclasses; k++)
+	{
+		double	   *w = m->coef + (Size) k * p;
+		double	   *w0 = m->anchor + (Size) k * p;
+		double	   *lfac = m->factor + packed * k;
+		double	   *drift_prod = cache->drift_prod + (Size) k * p;
+		double		bound = 0.0;
 
-				cblas_dspr(CblasColMajor, CblasLower, p, 1.0, x, 1, m->gram);
-				/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2 */
-				m->gram_bound += cblas_ddot(p, x, 1, x, 1);
-			}
-			for (i = rem_from; i < rem_from + rem_count; i++)
-				cblas_dspr(CblasColMajor, CblasLower, p, -1.0, rems->x + (Size) i * p, 1, m->gram);
-		}
+		memset(delta, 0, sizeof(double) * p);
+		accumulate_delta(m, rems, rem_from, rem_count, k, w, 1.0, delta);
+		accumulate_delta(m, adds, add_from, add_count, k, w, -1.0, delta);
 
-		/* hv = v = H^{-1} Delta; then measure the solve error ||L L' v - Delta|| */
-		memcpy(hv, delta, sizeof(double) * p);
-		chol_solve_packed(lfac, p, hv);
+		/* v = H^{-1} Delta */
+		memcpy(v, delta, sizeof(double) * p);
+		chol_solve_packed(lfac, p, v);
 		if (gamma > 0.0)
 		{
-			double		solve_error;
+			double		quad,
+						drift_quad = 0.0,
+						solve_error;
+			int			j;
 
-			chol_apply_packed(lfac, p, hv, kv);
-			cblas_daxpy(p, -1.0, delta, 1, kv, 1);
-			solve_error = vec_norm(kv, p);
-
-			quad = packed_quadratic(m->gram, p, hv, kv);	/* v'K'v = ||X'v||^2 */
-			for (i = 0; i < p; i++)
-				drift[i] = w[i] - w0[i];
-			drift_quad = packed_quadratic(m->gram, p, drift, delta);	/* ||X'(w-w0)||^2 */
-			quad = Max(quad, 0.0);
+			quad = Max(packed_quadratic(m->gram, p, v, kv), 0.0);	/* ||X'v||^2 */
+			for (j = 0; j < p; j++)
+				drift_quad += (w[j] - w0[j]) * drift_prod[j];	/* ||X'(w-w0)||^2 */
 			drift_quad = Max(drift_quad, 0.0);
+
+			/*
+			 * ||L L' v - Delta|| for v from two triangular solves: each is
+			 * backward stable with |dL| <= gamma_p |L| (Higham, Thm 8.5),
+			 * so the error is at most (2 gamma_p + gamma_p^2) ||L||_F^2 ||v||.
+			 */
+			solve_error = (2.0 * gamma_p + gamma_p * gamma_p) * cache->factor_norm2[k] * vec_norm(v, p);
 
 			if (m->bound == BOUND_TAYLOR)
 				bound = 0.5 * gamma * quad;
 			else if (m->bound == BOUND_GUO)
-				bound = gamma * sqrt(m->gram_bound) * vec_norm(hv, p) * sqrt(quad);
+				bound = gamma * sqrt(m->gram_bound) * vec_norm(v, p) * sqrt(quad);
 			if (m->bound != BOUND_EXACT)
 			{
 				bound += gamma * sqrt(drift_quad) * sqrt(quad) + solve_error;
@@ -203,15 +283,16 @@ newton_step(UnlearnModel *m, const StepRows *rems, int rem_from, int rem_count,
 				bound += 2.0 * (m->rows + p) * DBL_EPSILON *
 					(m->rows + m->reg * vec_norm(w, p));
 			}
+			/* w moves by v: K'(w - w0) moves by K'v */
+			cblas_daxpy(p, 1.0, kv, 1, drift_prod, 1);
 		}
 		step_bound[k] += bound;
-		cblas_daxpy(p, 1.0, hv, 1, w, 1);
+		cblas_daxpy(p, 1.0, v, 1, w, 1);
 	}
 	pfree(delta);
-	pfree(drift);
 	pfree(kv);
-	pfree(hv);
-	return outcome;
+	pfree(v);
+	return STEP_OK;
 }
 
 /*
@@ -284,6 +365,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 {
 	StepRows	rems,
 				adds;
+	StepCache	cache;
 	int			K = m->nclasses;
 	int			p = m->p;
 	double	   *statement_bound = palloc0(sizeof(double) * K);
@@ -297,6 +379,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 
 	prepare_rows(m, removed, &rems);
 	prepare_rows(m, added, &adds);
+	init_step_cache(m, &cache);
 	if (m->bound == BOUND_EXACT)
 	{
 		w_start = palloc(sizeof(double) * K * p);
@@ -313,9 +396,9 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 
 			CHECK_FOR_INTERRUPTS();
 			if (i < rems.count)
-				outcome = newton_step(m, &rems, i, 1, &adds, 0, 0, step_bound);
+				outcome = newton_step(m, &cache, &rems, i, 1, &adds, 0, 0, step_bound);
 			else
-				outcome = newton_step(m, &rems, 0, 0, &adds, i - rems.count, 1, step_bound);
+				outcome = newton_step(m, &cache, &rems, 0, 0, &adds, i - rems.count, 1, step_bound);
 			for (k = 0; k < K; k++)
 				spent_after[k] = m->class_spent[k] + statement_bound[k] + step_bound[k];
 			if (outcome == STEP_NUMERICAL)
@@ -336,7 +419,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 	}
 	else
 	{
-		StepOutcome outcome = newton_step(m, &rems, 0, rems.count, &adds, 0, adds.count,
+		StepOutcome outcome = newton_step(m, &cache, &rems, 0, rems.count, &adds, 0, adds.count,
 										  statement_bound);
 
 		for (k = 0; k < K; k++)

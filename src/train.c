@@ -512,6 +512,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	Size		packed;
 
 	load_design(m, relation, &dm, discover);
+	linalg_parallel(true);
 	p = m->p;
 	if (p > dm.n)
 		ereport(ERROR,
@@ -549,6 +550,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	m->spent = combine_class_spent(m->class_spent, m->nclasses);
 	m->has_state = true;
 	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
+	linalg_parallel(false);
 
 	free_design(&dm);
 }

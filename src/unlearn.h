@@ -117,6 +117,7 @@ typedef struct UnlearnModel
 
 /* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
 extern void linalg_init(void);
+extern void linalg_parallel(bool on);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
 extern void chol_apply_packed(const double *lp, int p, const double *v, double *out);
