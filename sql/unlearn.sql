@@ -74,8 +74,12 @@ COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anch
 -- The O(K p^2) matrices, the Cholesky factors of H (class by class) then K',
 -- as one array of float8 cut into blocks that fit inline (STORAGE PLAIN,
 -- two versions per page so that rewrites are HOT updates): rewriting them
--- once per statement costs several times less than a TOASTed value.
-CREATE TABLE unlearn.model_blocks (
+-- once per statement costs several times less than a TOASTed value.  The
+-- table is UNLOGGED: the matrices are a function of the rows, the anchor
+-- w0 and Lambda, so after a crash (which empties the table) the next
+-- change retrains the model instead; and WAL never carries a version of
+-- them that still contains a deleted row.
+CREATE UNLOGGED TABLE unlearn.model_blocks (
 	model		text NOT NULL REFERENCES unlearn.model_state ON DELETE CASCADE ON UPDATE CASCADE,
 	owner		regrole NOT NULL DEFAULT current_user::regrole,
 	block		integer NOT NULL,

@@ -207,6 +207,13 @@ load_state(UnlearnModel *m, bool for_update)
 								1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+	if (SPI_processed == 0)
+	{
+		/* unlogged blocks lost in a crash: removal.c retrains */
+		m->factor = m->gram = NULL;
+		m->has_state = true;
+		return;
+	}
 	matrices = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * total);
 	for (i = 0; i < SPI_processed; i++)
 	{

@@ -379,6 +379,23 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 
 	prepare_rows(m, removed, &rems);
 	prepare_rows(m, added, &adds);
+
+	if (m->factor == NULL)
+	{
+		/*
+		 * The unlogged matrices were lost (crash, or a promoted standby):
+		 * retraining on the current rows is always a valid removal.
+		 */
+		ereport(NOTICE,
+				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
+				 errdetail("Its Hessian factor and Gram matrix were lost in a crash; they live in an unlogged table.")));
+		retrain_model(m, false, true);
+		m->retrains++;
+		m->retrained_now = true;
+		m->removed += rems.count;
+		m->inserted += adds.count;
+		return 0.0;
+	}
 	init_step_cache(m, &cache);
 	if (m->bound == BOUND_EXACT)
 	{

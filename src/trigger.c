@@ -32,6 +32,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -138,6 +139,16 @@ lock_model(const char *name)
 	return m;
 }
 
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 static void
 maintain_model(ModelRef *ref, TriggerData *td, const char *operation)
 {
@@ -145,8 +156,14 @@ maintain_model(ModelRef *ref, TriggerData *td, const char *operation)
 	RowBatch   *removed = NULL;
 	RowBatch   *added = NULL;
 	double		bound;
+	instr_time	start;
+	double		t_load,
+				t_rows,
+				t_apply;
 
+	INSTR_TIME_SET_CURRENT(start);
 	m = lock_model(ref->name);
+	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped by a concurrent transaction */
 
@@ -167,10 +184,14 @@ maintain_model(ModelRef *ref, TriggerData *td, const char *operation)
 	if ((removed ? removed->count : 0) + (added ? added->count : 0) == 0)
 		return;
 
+	t_rows = elapsed_ms(start);
 	bound = apply_row_changes(m, removed, added);
+	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
 	catalog_ledger(m, operation, removed ? removed->count : 0, added ? added->count : 0,
 				   bound, m->retrained_now);
+	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, rows %.2f ms, update %.2f ms, write %.2f ms",
+		 m->name, t_load, t_rows - t_load, t_apply - t_rows, elapsed_ms(start) - t_apply);
 }
 
 Datum
