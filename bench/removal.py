@@ -266,7 +266,7 @@ def part_d(conn, args):
                             C.median(t_res)))
     C.table(["bound", "steps", "rows/stmt", "stmts", "min bound/true", "median", "max",
              "skipped (retrained)", "residual s"],
-            summary, ["", "", "", "d", ".3g", ".3g", ".3g", "d", ".2f"])
+            summary, ["", "", "", "d", ".6g", ".4g", ".4g", "d", ".2f"])
     for n in notes:
         print("note:", n)
     if failures:
