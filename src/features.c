@@ -114,6 +114,9 @@ extract_float_array(Datum arr, Oid elemtype, double *out, int expected, const ch
 	}
 	else
 		elog(ERROR, "%s: unexpected array element type %u", what, ARR_ELEMTYPE(a));
+	/* a detoasted copy would otherwise live as long as the whole load */
+	if ((Pointer) a != DatumGetPointer(arr))
+		pfree(a);
 	return n;
 }
 

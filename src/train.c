@@ -32,7 +32,7 @@
 #define FETCH_ROWS 1000
 #define MAX_NEWTON_ITERATIONS 60
 #define GRADIENT_TOLERANCE 1e-10
-#define STALL_TOLERANCE 1e-8
+#define STALL_TOLERANCE 1e-6
 #define MAX_CLASSES 1000
 
 /*
@@ -363,14 +363,144 @@ hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 }
 
 /*
- * Fit class k from w (in: start, out: solution).  Leaves in factor the
- * packed Cholesky factor of the Hessian at the returned w, which becomes
- * the anchor w0.  Returns the certified training residual ||u_0|| (with a
- * rounding margin): the first entry of the spent budget (paper footnote 1).
+ * L-BFGS (Nocedal and Wright, Algorithm 7.4, memory LBFGS_MEMORY) from w
+ * until ||g|| <= LBFGS_TOLERANCE * g0norm: O(n p) per iteration, so the
+ * O(n p^2) Hessian is built only for the last Newton step(s).
+ */
+#define LBFGS_MEMORY 10
+#define LBFGS_TOLERANCE 1e-7
+#define LBFGS_MAX_ITERATIONS 500
+
+static void
+lbfgs_phase(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
+			double *w, double g0norm, double *z, bool verbose)
+{
+	int			p = m->p;
+	double	   *s_hist = palloc(sizeof(double) * LBFGS_MEMORY * p);
+	double	   *y_hist = palloc(sizeof(double) * LBFGS_MEMORY * p);
+	double		rho[LBFGS_MEMORY];
+	double		alpha[LBFGS_MEMORY];
+	double	   *g = palloc(sizeof(double) * p);
+	double	   *g_new = palloc(sizeof(double) * p);
+	double	   *d = palloc(sizeof(double) * p);
+	double	   *w_new = palloc(sizeof(double) * p);
+	int			stored = 0,
+				newest = -1,
+				iter;
+	double		f = objective(m, dm, k, w, b, g, z, NULL);
+
+	for (iter = 0; iter < LBFGS_MAX_ITERATIONS; iter++)
+	{
+		double		gnorm = vec_norm(g, p);
+		double		slope,
+					t = 1.0,
+					f_new;
+		int			j,
+					idx;
+
+		CHECK_FOR_INTERRUPTS();
+		if (verbose && iter % 10 == 0)
+			ereport(NOTICE,
+					(errmsg("%s%s%sL-BFGS iteration %d: loss %.10g, gradient norm %.3e",
+							m->nclasses > 1 ? "class " : "",
+							m->nclasses > 1 ? m->classes[k] : "",
+							m->nclasses > 1 ? ", " : "", iter, f, gnorm)));
+		if (gnorm <= LBFGS_TOLERANCE * g0norm)
+			break;
+
+		/* two-loop recursion: d = -H_k g */
+		memcpy(d, g, sizeof(double) * p);
+		for (j = 0; j < stored; j++)
+		{
+			idx = (newest - j + LBFGS_MEMORY) % LBFGS_MEMORY;
+			alpha[idx] = rho[idx] * cblas_ddot(p, s_hist + (Size) idx * p, 1, d, 1);
+			cblas_daxpy(p, -alpha[idx], y_hist + (Size) idx * p, 1, d, 1);
+		}
+		if (stored > 0)
+		{
+			const double *yn = y_hist + (Size) newest * p;
+
+			cblas_dscal(p, cblas_ddot(p, s_hist + (Size) newest * p, 1, yn, 1) /
+						cblas_ddot(p, yn, 1, yn, 1), d, 1);
+		}
+		else
+			cblas_dscal(p, 1.0 / Max(gnorm, DBL_MIN), d, 1);
+		for (j = stored - 1; j >= 0; j--)
+		{
+			double		beta;
+
+			idx = (newest - j + LBFGS_MEMORY) % LBFGS_MEMORY;
+			beta = rho[idx] * cblas_ddot(p, y_hist + (Size) idx * p, 1, d, 1);
+			cblas_daxpy(p, alpha[idx] - beta, s_hist + (Size) idx * p, 1, d, 1);
+		}
+		cblas_dscal(p, -1.0, d, 1);
+		slope = cblas_ddot(p, g, 1, d, 1);
+		if (!(slope < 0))
+		{
+			/* not a descent direction: restart from steepest descent */
+			stored = 0;
+			memcpy(d, g, sizeof(double) * p);
+			cblas_dscal(p, -1.0 / Max(gnorm, DBL_MIN), d, 1);
+			slope = cblas_ddot(p, g, 1, d, 1);
+		}
+
+		/* backtracking (Armijo) line search */
+		for (;;)
+		{
+			memcpy(w_new, w, sizeof(double) * p);
+			cblas_daxpy(p, t, d, 1, w_new, 1);
+			f_new = objective(m, dm, k, w_new, b, NULL, z, NULL);
+			if (f_new <= f + 1e-4 * t * slope || t < 1e-12)
+				break;
+			t *= 0.5;
+		}
+		if (t < 1e-12)
+			break;				/* no progress possible: Newton takes over */
+		objective(m, dm, k, w_new, b, g_new, z, NULL);
+
+		/* s = w_new - w, y = g_new - g */
+		idx = (newest + 1) % LBFGS_MEMORY;
+		for (j = 0; j < p; j++)
+		{
+			s_hist[(Size) idx * p + j] = w_new[j] - w[j];
+			y_hist[(Size) idx * p + j] = g_new[j] - g[j];
+		}
+		{
+			double		sy = cblas_ddot(p, s_hist + (Size) idx * p, 1, y_hist + (Size) idx * p, 1);
+
+			if (sy > 1e-12)
+			{
+				rho[idx] = 1.0 / sy;
+				newest = idx;
+				stored = Min(stored + 1, LBFGS_MEMORY);
+			}
+		}
+		memcpy(w, w_new, sizeof(double) * p);
+		memcpy(g, g_new, sizeof(double) * p);
+		f = f_new;
+	}
+	pfree(s_hist);
+	pfree(y_hist);
+	pfree(g);
+	pfree(g_new);
+	pfree(d);
+	pfree(w_new);
+}
+
+/*
+ * Fit class k from w (in: start, out: solution): L-BFGS to a moderate
+ * tolerance, then Newton steps, which converge quadratically.  Newton
+ * stops as soon as the gradient meets the tolerance, so the last Hessian
+ * built is usually at the point one step before the solution: that point
+ * becomes the anchor w0 (written to anchor) and its packed Cholesky factor
+ * is left in factor.  The stale-Hessian term of every removal bound
+ * accounts for w != w0 (removal.c).  Returns the certified training
+ * residual ||u_0|| (with a rounding margin): the first entry of the spent
+ * budget (paper footnote 1).
  */
 double
 fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
-		  double *w, double *factor, bool verbose)
+		  double *w, double *anchor, double *factor, bool verbose)
 {
 	int			p = m->p;
 	double	   *g = palloc(sizeof(double) * p);
@@ -385,12 +515,16 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 	double		gnorm = 0.0;
 	double		magnitude = 0.0;
 	double		lossv;
+	bool		have_factor = false;
 	int			iter;
 
 	/* the tolerance is relative to the gradient at w = 0 */
 	memset(trial, 0, sizeof(double) * p);
 	objective(m, dm, k, trial, b, g, z, NULL);
 	g0norm = Max(vec_norm(g, p), DBL_MIN);
+
+	if (m->loss == LOSS_LOGISTIC)
+		lbfgs_phase(m, dm, k, b, w, g0norm, z, verbose);
 
 	for (iter = 0;; iter++)
 	{
@@ -400,18 +534,25 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		lossv = objective(m, dm, k, w, b, g, z, &magnitude);
 		gnorm = vec_norm(g, p);
 		if (verbose)
-		{
-			if (m->nclasses > 1)
-				ereport(NOTICE,
-						(errmsg("class %s, iteration %d: loss %.10g, gradient norm %.3e",
-								m->classes[k], iter, lossv, gnorm)));
-			else
-				ereport(NOTICE,
-						(errmsg("iteration %d: loss %.10g, gradient norm %.3e",
-								iter, lossv, gnorm)));
-		}
+			ereport(NOTICE,
+					(errmsg("%s%s%sNewton iteration %d: loss %.10g, gradient norm %.3e",
+							m->nclasses > 1 ? "class " : "",
+							m->nclasses > 1 ? m->classes[k] : "",
+							m->nclasses > 1 ? ", " : "", iter, lossv, gnorm)));
 
-		/* margins z_i = w.x_i for the Hessian weights */
+		/*
+		 * Stop at the tolerance, or where Newton stalls at the rounding floor
+		 * of the gradient sum (it at least halves the norm until then), as
+		 * soon as some Hessian has been factored.  Either way the residual
+		 * left is measured and spent.
+		 */
+		if (have_factor &&
+			(gnorm <= GRADIENT_TOLERANCE * g0norm || iter >= MAX_NEWTON_ITERATIONS ||
+			 (iter >= 2 && gnorm > 0.5 * prev_gnorm)))
+			break;
+		prev_gnorm = gnorm;
+
+		/* H at the current w becomes the candidate anchor */
 		cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, p, 1.0, dm->x, p, w, 1, 0.0, margin, 1);
 		hessian_full(m, dm, k, w, margin, h, slab);
 		info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
@@ -420,15 +561,10 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("Hessian of model \"%s\" is not positive definite", m->name),
 					 errhint("Increase lambda.")));
-
-		/*
-		 * Stop at the tolerance, or where Newton stalls at the rounding floor
-		 * of the gradient sum (it halves the norm at least until then).
-		 */
-		if (gnorm <= GRADIENT_TOLERANCE * g0norm || iter >= MAX_NEWTON_ITERATIONS ||
-			(iter > 0 && gnorm > 0.5 * prev_gnorm && gnorm <= STALL_TOLERANCE * g0norm))
-			break;
-		prev_gnorm = gnorm;
+		have_factor = true;
+		memcpy(anchor, w, sizeof(double) * p);
+		if (gnorm <= GRADIENT_TOLERANCE * g0norm)
+			break;				/* already converged: w is its own anchor */
 
 		/* Newton direction H^{-1} g, then backtrack on L_b */
 		memcpy(step, g, sizeof(double) * p);
@@ -541,8 +677,8 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	for (k = 0; k < m->nclasses; k++)
 	{
 		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * p,
-									  m->coef + (Size) k * p, m->factor + packed * k, verbose);
-		memcpy(m->anchor + (Size) k * p, m->coef + (Size) k * p, sizeof(double) * p);
+									  m->coef + (Size) k * p, m->anchor + (Size) k * p,
+									  m->factor + packed * k, verbose);
 	}
 	gram_of_design(&dm, m->gram);
 	m->gram_bound = (m->bound == BOUND_GUO) ? packed_max_eigenvalue_bound(m->gram, p)

@@ -159,7 +159,8 @@ extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 						bool discover_classes);
 extern int	label_to_target(UnlearnModel *m, const char *labeltext, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
-						const double *b, double *w, double *factor, bool verbose);
+						const double *b, double *w, double *anchor, double *factor,
+						bool verbose);
 extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
 extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 							  const double *w, const double *b, double *g,

@@ -127,6 +127,7 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	DesignMatrix dm;
 	double	   *retrained;
 	double	   *factor;
+	double	   *anchor;
 	double		residual,
 				distance = 0.0;
 	Datum		values[7];
@@ -143,9 +144,10 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	/* a fresh fit from w = 0, same b, same Lambda, same row map */
 	retrained = palloc0(sizeof(double) * m->nclasses * m->p);
 	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->p));
+	anchor = palloc(sizeof(double) * m->p);
 	for (k = 0; k < m->nclasses; k++)
 		fit_class(m, &dm, k, m->noise + (Size) k * m->p, retrained + (Size) k * m->p,
-				  factor, false);
+				  anchor, factor, false);
 	for (k = 0; k < m->nclasses * m->p; k++)
 		distance += (retrained[k] - m->coef[k]) * (retrained[k] - m->coef[k]);
 

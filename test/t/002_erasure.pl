@@ -27,7 +27,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM ones'), '361', 'real data 
 my ($ret, $out, $err) = $node->psql('postgres',
 	"SELECT model FROM unlearn_train('ones', 'ones', 'one', '{pixels}', sigma => 1, verbose => true)");
 is($ret, 0, 'verbose training succeeds');
-my @iterations = ($err =~ /NOTICE:  iteration \d+: loss [0-9.e+-]+, gradient norm [0-9.e+-]+/g);
+my @iterations = ($err =~ /NOTICE:  (?:L-BFGS|Newton) iteration \d+: loss [0-9.e+-]+, gradient norm [0-9.e+-]+/g);
 cmp_ok(scalar(@iterations), '>=', 3, 'one NOTICE per Newton iteration (' . scalar(@iterations) . ')');
 
 my $toast = $node->safe_psql('postgres',
