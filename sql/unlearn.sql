@@ -201,7 +201,7 @@ CREATE FUNCTION unlearn_train(
 	intercept boolean DEFAULT true,
 	bound text DEFAULT 'taylor',
 	on_exhausted text DEFAULT 'retrain',
-	steps text DEFAULT 'row',
+	steps text DEFAULT 'statement',
 	replace boolean DEFAULT false,
 	verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
