@@ -313,6 +313,47 @@ def banner(title):
     sys.stdout.flush()
 
 
+def build_info():
+    """The repository commit and the installed library, since the extension
+    under test is whatever `make install` put in pkglibdir last."""
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", root, "log", "-1", "--format=%h %cd %s",
+                               "--date=format:%Y-%m-%d %H:%M"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "src", "sql"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        head, dirty = "?", ""
+    try:
+        libdir = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        so = os.path.join(libdir, "unlearn.so")
+        installed = "%s installed %s" % (so, time.strftime("%Y-%m-%d %H:%M:%S",
+                                                            time.localtime(os.path.getmtime(so))))
+    except (OSError, subprocess.CalledProcessError):
+        installed = "unlearn.so: ?"
+    return "repo HEAD %s%s; %s" % (head, " (src/ or sql/ modified)" if dirty else "", installed)
+
+
+def library_mtime():
+    import subprocess
+    try:
+        libdir = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        return os.path.getmtime(os.path.join(libdir, "unlearn.so"))
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def warn_if_reinstalled(mtime0):
+    if library_mtime() != mtime0:
+        print()
+        print("WARNING: unlearn.so was reinstalled while this benchmark ran: new connections "
+              "used the new library; rerun for consistent numbers")
+
+
 def machine_info():
     cpu = "?"
     try:

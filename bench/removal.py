@@ -57,11 +57,15 @@ def fresh_table(conn):
     return [r[0] for r in C.execute(conn, "SELECT id FROM %s ORDER BY id" % TABLE)]
 
 
-def train(conn, bound="taylor", steps="row", on_exhausted="retrain"):
-    return C.timed(conn, "SELECT * FROM unlearn_train(%s, %s, 'is_shirt', '{pixels}', "
-                   "lambda => %s, sigma => %s, epsilon => %s, delta => %s, bound => %s, "
-                   "steps => %s, on_exhausted => %s, replace => true)",
-                   (MODEL, TABLE, LAMBDA, SIGMA, EPSILON, DELTA, bound, steps, on_exhausted))
+def train(conn, **opts):
+    """unlearn_train of model m on bench_rm with the benchmark's lambda,
+    sigma, epsilon, delta and the given options (bound, steps,
+    on_exhausted); options not given take the extension's defaults."""
+    named = ", ".join("%s => %%s" % k for k in opts)
+    return C.timed(conn, "SELECT * FROM unlearn_train(%%s, %%s, 'is_shirt', '{pixels}', "
+                   "lambda => %%s, sigma => %%s, epsilon => %%s, delta => %%s, %s%sreplace => true)"
+                   % (named, ", " if named else ""),
+                   (MODEL, TABLE, LAMBDA, SIGMA, EPSILON, DELTA) + tuple(opts.values()))
 
 
 def state(conn):
@@ -138,12 +142,13 @@ def stats(xs):
 
 def part_ab(conn, args):
     C.banner("(a) single-row DELETE vs unlearn_retrain, (b) 100-row vs 1-row DELETE "
-             "[bound taylor, steps row]")
+             "[the extension's default bound, steps and on_exhausted]")
     ids = Ids(fresh_table(conn), seed=1)
     t_train = train(conn)
     m = state(conn)
-    print("model m: %d rows, budget eps' = %.4f, spent after training %.3e, trained in %.2f s"
-          % (m["rows"], m["budget"], m["spent"], t_train))
+    print("model m: %d rows, bound %s, steps %s, on_exhausted %s, budget eps' = %.4f, "
+          "spent after training %.3e, trained in %.2f s"
+          % (m["rows"], m["bound"], m["steps"], m["on_exhausted"], m["budget"], m["spent"], t_train))
     delete(conn, ids.take(1), commit=False)          # warm-up, not counted
     rb1 = [delete(conn, ids.take(1), commit=False) for _ in range(args.n_single)]
     rb100 = [delete(conn, ids.take(100), commit=False) for _ in range(args.n_batch)]
@@ -356,8 +361,10 @@ def part_e(conn, args):
     for bound in args.e_bounds.split(","):
         all_ids = fresh_table(conn)
         order_ids = Ids(all_ids, seed=5).ids          # the same order for every bound
-        train(conn, bound=bound, steps="row", on_exhausted="retrain")
+        train(conn, bound=bound, on_exhausted="retrain")
         m = state(conn)
+        print("  model m: bound %s, steps %s (single-row statements: the same step either way)"
+              % (m["bound"], m["steps"]))
         w0 = C.coef(conn, MODEL)
         u0 = float(np.linalg.norm(C.residual(conn, MODEL)))
         led0 = last_ledger(conn)
@@ -479,11 +486,13 @@ def main():
     args = ap.parse_args()
     parts = args.parts.split(",")
 
+    lib0 = C.library_mtime()
     conn = C.connect()
     version = C.ensure_extension(conn)
     C.banner("removal: certified removal costs (d = 784, 12,000 rows, lambda %g, sigma %g, "
              "epsilon %g, delta %g)" % (LAMBDA, SIGMA, EPSILON, DELTA))
     print("unlearn", version, "|", C.machine_info())
+    print("build:", C.build_info())
     print("server:", C.one(conn, "SELECT version()"))
     print("settings:", C.server_settings(conn))
     print("budget: analytic %.4f, classic %.4f" % (
@@ -503,6 +512,7 @@ def main():
         _, conn = run_part("e", part_e, conn, args)
 
     C.banner("removal: done")
+    C.warn_if_reinstalled(lib0)
     if ERRORS:
         print("statements that failed:")
         for e in ERRORS:

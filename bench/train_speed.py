@@ -101,10 +101,12 @@ def main():
     args = ap.parse_args()
     tols = [float(t) for t in args.tols.split(",")]
 
+    lib0 = C.library_mtime()
     conn = C.connect()
     version = C.ensure_extension(conn)
     C.banner("train_speed: unlearn_train vs scikit-learn lbfgs (T-shirt vs Shirt)")
     print("unlearn", version, "|", C.machine_info())
+    print("build:", C.build_info())
     print("server:", C.one(conn, "SELECT version()"))
     print("settings:", C.server_settings(conn))
     print("lambda = %g, sigma = 0, Lambda = lambda * n; times are medians, wall clock" % args.lam)
@@ -241,6 +243,7 @@ def main():
     C.table(["d", "conn", "matrix MiB", "VmHWM before", "VmHWM after", "HWM incr MiB",
              "HWM incr/matrix", "peak RssAnon incr MiB", "RssAnon incr/matrix", "train s"],
             memrows, ["d", "", ".1f", ".1f", ".1f", ".1f", ".2f", ".1f", ".2f", ".2f"])
+    C.warn_if_reinstalled(lib0)
     return 0
 
 

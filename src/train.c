@@ -454,8 +454,8 @@ lbfgs_phase(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 				break;
 			t *= 0.5;
 		}
-		if (t < 1e-12)
-			break;				/* no progress possible: Newton takes over */
+		if (t < 1e-12 || f - f_new <= 1e-15 * fabs(f))
+			break;				/* at the rounding floor: Newton takes over */
 		objective(m, dm, k, w_new, b, g_new, z, NULL);
 
 		/* s = w_new - w, y = g_new - g */
@@ -583,6 +583,9 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 				cblas_daxpy(p, -t, step, 1, trial, 1);
 				trial_loss = objective(m, dm, k, trial, b, NULL, z, NULL);
 				if (trial_loss <= lossv - 1e-4 * t * slope || t < 1e-10)
+					break;
+				/* near the optimum the decrease is below the loss's rounding */
+				if (t == 1.0 && trial_loss <= lossv + 1e-13 * fabs(lossv))
 					break;
 				t *= 0.5;
 			}
