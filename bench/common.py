@@ -348,6 +348,9 @@ def library_mtime():
 
 
 def warn_if_reinstalled(mtime0):
+    print()
+    print("load average at the end: %.2f %.2f %.2f (2 cores; other work on the machine "
+          "distorts the timings)" % os.getloadavg())
     if library_mtime() != mtime0:
         print()
         print("WARNING: unlearn.so was reinstalled while this benchmark ran: new connections "
@@ -372,6 +375,6 @@ def machine_info():
         pass
     import sklearn
     import scipy
-    return ("%s, %d cores, %.0f GiB; numpy %s, scipy %s, sklearn %s; %s"
-            % (cpu, os.cpu_count(), mem, np.__version__, scipy.__version__,
+    return ("%s, %d cores, %.0f GiB, load average %.2f; numpy %s, scipy %s, sklearn %s; %s"
+            % (cpu, os.cpu_count(), mem, os.getloadavg()[0], np.__version__, scipy.__version__,
                sklearn.__version__, time.strftime("%Y-%m-%d %H:%M %Z")))

@@ -85,20 +85,20 @@ float8_array(const double *v, int n)
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-/* coef as a K x p array (1-D when K = 1) */
-static Datum
-coef_array(UnlearnModel *m)
+/* coefficients as a K x p array (1-D when K = 1) */
+Datum
+coef_array(const double *coef, int nclasses, int p)
 {
-	Datum	   *d = palloc(sizeof(Datum) * m->nclasses * m->p);
+	Datum	   *d = palloc(sizeof(Datum) * nclasses * p);
 	int			dims[2];
 	int			lbs[2] = {1, 1};
 	int			i;
 
-	for (i = 0; i < m->nclasses * m->p; i++)
-		d[i] = Float8GetDatum(m->coef[i]);
-	dims[0] = m->nclasses;
-	dims[1] = m->p;
-	if (m->nclasses == 1)
+	for (i = 0; i < nclasses * p; i++)
+		d[i] = Float8GetDatum(coef[i]);
+	dims[0] = nclasses;
+	dims[1] = p;
+	if (nclasses == 1)
 		return PointerGetDatum(construct_md_array(d, NULL, 1, &dims[1], lbs, FLOAT8OID,
 												  sizeof(float8), FLOAT8PASSBYVAL,
 												  TYPALIGN_DOUBLE));
@@ -391,7 +391,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[24] = CStringGetTextDatum(bound_names[m->bound]);
 	v[25] = CStringGetTextDatum(m->retrain_on_exhausted ? "retrain" : "error");
 	v[26] = CStringGetTextDatum(steps_name(m));
-	v[27] = coef_array(m);
+	v[27] = coef_array(m->coef, m->nclasses, m->p);
 
 	ret = SPI_execute_with_args("INSERT INTO unlearn.models (" MODEL_COLUMNS ", trained_at, updated_at) "
 								"VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
@@ -511,7 +511,7 @@ catalog_update_model(UnlearnModel *m)
 	v[7] = Float8GetDatum(m->reg);
 	v[8] = Float8GetDatum(m->budget);
 	v[9] = Float8GetDatum(m->spent);
-	v[10] = coef_array(m);
+	v[10] = coef_array(m->coef, m->nclasses, m->p);
 	v[11] = BoolGetDatum(m->retrained_now);
 	ret = SPI_execute_with_args("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "

@@ -172,20 +172,8 @@ unlearn_coef(PG_FUNCTION_ARGS)
 {
 	PredictModel *pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 										  CurrentMemoryContext);
-	Datum	   *d = palloc(sizeof(Datum) * pm->nclasses * pm->p);
-	int			dims[2];
-	int			lbs[2] = {1, 1};
-	int			i;
 
-	for (i = 0; i < pm->nclasses * pm->p; i++)
-		d[i] = Float8GetDatum(pm->coef[i]);
-	dims[0] = pm->nclasses;
-	dims[1] = pm->p;
-	if (pm->nclasses == 1)
-		PG_RETURN_ARRAYTYPE_P(construct_md_array(d, NULL, 1, &dims[1], lbs, FLOAT8OID,
-												 sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(d, NULL, 2, dims, lbs, FLOAT8OID,
-											 sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	PG_RETURN_DATUM(coef_array(pm->coef, pm->nclasses, pm->p));
 }
 
 /*

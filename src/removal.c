@@ -337,9 +337,35 @@ budget_exceeded(UnlearnModel *m, const double *class_spent_after)
 	return combine_class_spent(class_spent_after, m->nclasses) > m->budget;
 }
 
+/* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
 static void
-retrain_for_budget(UnlearnModel *m, const char *why)
+retrain_now(UnlearnModel *m, const char *why)
 {
+	ereport(NOTICE,
+			(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
+			 errdetail("%s", why)));
+	retrain_model(m, false, true);
+	m->retrains++;
+	m->retrained_now = true;
+}
+
+/*
+ * After a step: retrain when it failed numerically (always) or when the
+ * spend would exceed the budget (per on_exhausted; only once the bound is
+ * known, which for the exact bound is at the end of the statement).
+ * Returns whether the model was retrained.
+ */
+static bool
+retrain_if_needed(UnlearnModel *m, StepOutcome outcome, const double *spent_after,
+				  bool bound_known)
+{
+	if (outcome == STEP_NUMERICAL)
+	{
+		retrain_now(m, "The Hessian factor lost positive definiteness.");
+		return true;
+	}
+	if (!bound_known || !budget_exceeded(m, spent_after))
+		return false;
 	if (!m->retrain_on_exhausted)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -347,12 +373,8 @@ retrain_for_budget(UnlearnModel *m, const char *why)
 				 errdetail("Spent %.6g of %.6g; this change would exceed it.", m->spent, m->budget),
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
 						 m->name)));
-	ereport(NOTICE,
-			(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
-			 errdetail("%s", why)));
-	retrain_model(m, false, true);
-	m->retrains++;
-	m->retrained_now = true;
+	retrain_now(m, "The removal budget would be exceeded.");
+	return true;
 }
 
 /*
@@ -386,12 +408,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		 * The unlogged matrices were lost (crash, or a promoted standby):
 		 * retraining on the current rows is always a valid removal.
 		 */
-		ereport(NOTICE,
-				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
-				 errdetail("Its Hessian factor and Gram matrix were lost in a crash; they live in an unlogged table.")));
-		retrain_model(m, false, true);
-		m->retrains++;
-		m->retrained_now = true;
+		retrain_now(m, "Its Hessian factor and Gram matrix were lost in a crash; they live in an unlogged table.");
 		m->removed += rems.count;
 		m->inserted += adds.count;
 		return 0.0;
@@ -418,17 +435,8 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 				outcome = newton_step(m, &cache, &rems, 0, 0, &adds, i - rems.count, 1, step_bound);
 			for (k = 0; k < K; k++)
 				spent_after[k] = m->class_spent[k] + statement_bound[k] + step_bound[k];
-			if (outcome == STEP_NUMERICAL)
-			{
-				retrain_for_budget(m, "The Hessian factor lost positive definiteness.");
-				retrained = true;
-			}
-			else if (m->bound != BOUND_EXACT && budget_exceeded(m, spent_after))
-			{
-				retrain_for_budget(m, "The removal budget would be exceeded.");
-				retrained = true;
-			}
-			else
+			retrained = retrain_if_needed(m, outcome, spent_after, m->bound != BOUND_EXACT);
+			if (!retrained)
 				for (k = 0; k < K; k++)
 					statement_bound[k] += step_bound[k];
 			pfree(step_bound);
@@ -441,16 +449,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 
 		for (k = 0; k < K; k++)
 			spent_after[k] = m->class_spent[k] + statement_bound[k];
-		if (outcome == STEP_NUMERICAL)
-		{
-			retrain_for_budget(m, "The Hessian factor lost positive definiteness.");
-			retrained = true;
-		}
-		else if (m->bound != BOUND_EXACT && budget_exceeded(m, spent_after))
-		{
-			retrain_for_budget(m, "The removal budget would be exceeded.");
-			retrained = true;
-		}
+		retrained = retrain_if_needed(m, outcome, spent_after, m->bound != BOUND_EXACT);
 	}
 
 	if (!retrained && m->bound == BOUND_EXACT && m->loss != LOSS_SQUARED)
@@ -458,11 +457,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		exact_statement_bound(m, w_start, &rems, &adds, statement_bound);
 		for (k = 0; k < K; k++)
 			spent_after[k] = m->class_spent[k] + statement_bound[k];
-		if (budget_exceeded(m, spent_after))
-		{
-			retrain_for_budget(m, "The removal budget would be exceeded.");
-			retrained = true;
-		}
+		retrained = retrain_if_needed(m, STEP_OK, spent_after, true);
 	}
 
 	total_bound = combine_class_spent(statement_bound, K);

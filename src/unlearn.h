@@ -182,6 +182,7 @@ extern void catalog_ledger(UnlearnModel *m, const char *operation, int64 removed
 extern void catalog_attach_triggers(Oid relid);
 extern void catalog_detach_triggers_if_unused(Oid relid);
 extern char *relation_qualified_name(Oid relid);
+extern Datum coef_array(const double *coef, int nclasses, int p);
 extern void check_model_owner(UnlearnModel *m);
 
 /* removal.c */
