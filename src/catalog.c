@@ -23,6 +23,8 @@
 
 static const char *const bound_names[] = {"guo", "taylor", "exact"};
 
+static void write_state(UnlearnModel *m, bool full);
+
 char *
 relation_qualified_name(Oid relid)
 {
@@ -169,8 +171,8 @@ matrix_doubles(UnlearnModel *m)
 	return PACKED_SIZE(m->p) * (m->nclasses + 1);
 }
 
-static void
-load_state(UnlearnModel *m, bool for_update)
+void
+catalog_load_state(UnlearnModel *m, bool for_update)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
@@ -211,7 +213,6 @@ load_state(UnlearnModel *m, bool for_update)
 	{
 		/* unlogged blocks lost in a crash: removal.c retrains */
 		m->factor = m->gram = NULL;
-		m->has_state = true;
 		return;
 	}
 	matrices = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * total);
@@ -231,7 +232,6 @@ load_state(UnlearnModel *m, bool for_update)
 	SPI_freetuptable(SPI_tuptable);
 	m->factor = matrices;
 	m->gram = matrices + packed * m->nclasses;
-	m->has_state = true;
 }
 
 UnlearnModel *
@@ -308,13 +308,13 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 			 name, n, m->nclasses * m->p);
 
 	if (with_state)
-		load_state(m, for_update);
+		catalog_load_state(m, for_update);
 	return m;
 }
 
-/* Names of the models trained on relid, in name order (the lock order). */
+/* The models trained on relid with their owners, in name order (the lock order). */
 List *
-catalog_models_of_relation(Oid relid, bool for_update)
+catalog_models_of_relation(Oid relid)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1];
@@ -323,12 +323,20 @@ catalog_models_of_relation(Oid relid, bool for_update)
 	uint64		i;
 
 	args[0] = ObjectIdGetDatum(relid);
-	ret = SPI_execute_with_args("SELECT model FROM unlearn.models WHERE source = $1 ORDER BY model",
+	ret = SPI_execute_with_args("SELECT model, owner::oid FROM unlearn.models WHERE source = $1 ORDER BY model",
 								1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	for (i = 0; i < SPI_processed; i++)
-		out = lappend(out, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	{
+		ModelRef   *ref = palloc(sizeof(ModelRef));
+		bool		isnull;
+
+		ref->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		ref->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+													SPI_tuptable->tupdesc, 2, &isnull));
+		out = lappend(out, ref);
+	}
 	return out;
 }
 
@@ -400,8 +408,8 @@ catalog_insert_model(UnlearnModel *m)
 								28, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
-	/* the state row follows */
-	catalog_update_model(m);
+	/* the state rows follow */
+	write_state(m, true);
 }
 
 /* the factors and K' as a bytea[] of blocks (see sql/unlearn.sql) */
@@ -629,7 +637,7 @@ catalog_detach_triggers_if_unused(Oid relid)
 	char	   *rel;
 	StringInfoData q;
 
-	if (get_rel_name(relid) == NULL || catalog_models_of_relation(relid, false) != NIL)
+	if (get_rel_name(relid) == NULL || catalog_models_of_relation(relid) != NIL)
 		return;
 	rel = relation_qualified_name(relid);
 	initStringInfo(&q);

@@ -98,7 +98,6 @@ accumulate_delta(UnlearnModel *m, const StepRows *rows, int from, int count, int
 typedef enum StepOutcome
 {
 	STEP_OK,
-	STEP_EXHAUSTED,
 	STEP_NUMERICAL
 } StepOutcome;
 
@@ -201,10 +200,9 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 	int			i,
 				k;
 
-	/* Delta at the current w, before anything moves */
+	/* the factors first: Delta is taken at the current w, which has not moved */
 	for (k = 0; k < m->nclasses; k++)
 	{
-		double	   *w = m->coef + (Size) k * p;
 		double	   *w0 = m->anchor + (Size) k * p;
 		double	   *lfac = m->factor + packed * k;
 
@@ -226,7 +224,6 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			if (!chol_rank1_downdate(lfac, p, x, c))
 				return STEP_NUMERICAL;
 		}
-		(void) w;
 	}
 	/* K' and the drift products change once for all classes */
 	update_gram(m, cache, adds, add_from, add_count, 1.0);

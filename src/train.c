@@ -687,7 +687,6 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	m->gram_bound = (m->bound == BOUND_GUO) ? packed_max_eigenvalue_bound(m->gram, p)
 		: packed_trace(m->gram, p);
 	m->spent = combine_class_spent(m->class_spent, m->nclasses);
-	m->has_state = true;
 	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
 	linalg_parallel(false);
 

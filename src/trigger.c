@@ -43,37 +43,6 @@ PG_FUNCTION_INFO_V1(unlearn_truncate_trigger);
 PG_FUNCTION_INFO_V1(unlearn_on_sql_drop);
 PG_FUNCTION_INFO_V1(unlearn_on_ddl_end);
 
-typedef struct ModelRef
-{
-	char	   *name;
-	Oid			owner;
-} ModelRef;
-
-static List *
-models_with_owners(Oid relid)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	List	   *out = NIL;
-	uint64		i;
-
-	args[0] = ObjectIdGetDatum(relid);
-	if (SPI_execute_with_args("SELECT model, owner::oid FROM unlearn.models WHERE source = $1 ORDER BY model",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list the models of relation %u", relid);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		ModelRef   *ref = palloc(sizeof(ModelRef));
-		bool		isnull;
-
-		ref->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		ref->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-													SPI_tuptable->tupdesc, 2, &isnull));
-		out = lappend(out, ref);
-	}
-	return out;
-}
-
 /* Rows of a query over the transition tables, mapped into model space. */
 static RowBatch *
 read_rows(UnlearnModel *m, const char *query)
@@ -226,7 +195,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "SPI_register_trigger_data failed");
 
-	refs = models_with_owners(RelationGetRelid(td->tg_relation));
+	refs = catalog_models_of_relation(RelationGetRelid(td->tg_relation));
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	foreach(lc, refs)
 	{
@@ -363,12 +332,12 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	foreach(lc, relids)
 	{
 		Oid			relid = lfirst_oid(lc);
-		List	   *names = catalog_models_of_relation(relid, false);
+		List	   *refs = catalog_models_of_relation(relid);
 		ListCell   *lc2;
 
-		foreach(lc2, names)
+		foreach(lc2, refs)
 		{
-			UnlearnModel *m = catalog_load_model((char *) lfirst(lc2), false, false, false);
+			UnlearnModel *m = catalog_load_model(((ModelRef *) lfirst(lc2))->name, false, false, false);
 
 			verify_source_columns(m);
 		}

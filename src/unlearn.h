@@ -102,8 +102,7 @@ typedef struct UnlearnModel
 	bool		per_row_steps;
 	double	   *coef;			/* K * p */
 
-	/* secret state, present when has_state */
-	bool		has_state;
+	/* secret state (catalog_load_model with_state) */
 	double	   *noise;			/* K * p: b */
 	double	   *anchor;			/* K * p: w0 */
 	double	   *factor;			/* K * p(p+1)/2: packed lower Cholesky of H */
@@ -173,7 +172,13 @@ extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, in
 /* catalog.c */
 extern UnlearnModel *catalog_load_model(const char *name, bool with_state, bool for_update,
 										bool missing_ok);
-extern List *catalog_models_of_relation(Oid relid, bool for_update);
+typedef struct ModelRef
+{
+	char	   *name;
+	Oid			owner;
+} ModelRef;
+extern List *catalog_models_of_relation(Oid relid);
+extern void catalog_load_state(UnlearnModel *m, bool for_update);
 extern void catalog_insert_model(UnlearnModel *m);
 extern void catalog_update_model(UnlearnModel *m);
 extern void catalog_delete_model(const char *name);
@@ -189,7 +194,6 @@ extern void check_model_owner(UnlearnModel *m);
 typedef struct RowBatch
 {
 	int			count;
-	int			capacity;
 	double	   *x;				/* count * p, mapped */
 	char	  **labels;			/* label text per row */
 } RowBatch;

@@ -116,7 +116,8 @@ load_owned_model(text *name)
 	UnlearnModel *m = catalog_load_model(text_to_cstring(name), false, false, false);
 
 	check_model_owner(m);
-	return catalog_load_model(m->name, true, false, false);
+	catalog_load_state(m, false);
+	return m;
 }
 
 Datum

@@ -54,6 +54,14 @@ def newton_logistic(z, y, reg):
     return w
 
 
+def train_unperturbed(cur, model, table, label, features, lam, loss="logistic"):
+    """Train with sigma => 0 and return the extension's coefficients."""
+    cur.execute("SELECT * FROM unlearn_train(%s, %s, %s, %s, loss => %s, lambda => %s, sigma => 0)",
+                (model, table, label, features, loss, lam))
+    cur.execute("SELECT unlearn_coef(%s)", (model,))
+    return np.array(cur.fetchone()[0])
+
+
 def rel(a, b):
     return np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(b)
 
@@ -86,10 +94,7 @@ def main():
     # binary: ones against sevens, boolean label
     cur.execute("CREATE TABLE refcheck.ones AS SELECT id, label = 1 AS one, pixels FROM refcheck.digits "
                 "WHERE label IN (1, 7) ORDER BY id")
-    cur.execute("SELECT * FROM unlearn_train('ref_ones', 'refcheck.ones', 'one', '{pixels}', "
-                "lambda => %s, sigma => 0)", (lam,))
-    cur.execute("SELECT unlearn_coef('ref_ones')")
-    w_ext = np.array(cur.fetchone()[0])
+    w_ext = train_unperturbed(cur, "ref_ones", "refcheck.ones", "one", ["pixels"], lam)
     sel = np.isin(dy, [1, 7])
     z = mapped(dx[sel])
     y = np.where(dy[sel] == 1, 1.0, -1.0)
@@ -100,20 +105,14 @@ def main():
     check("digits 1 vs 7, against scikit-learn newton-cg", rel(w_ext, sk.coef_.ravel()))
 
     # binary, {0, 1} integer label, second data set
-    cur.execute("SELECT * FROM unlearn_train('ref_cancer', 'refcheck.cancer', 'benign', '{x}', "
-                "lambda => %s, sigma => 0)", (lam,))
-    cur.execute("SELECT unlearn_coef('ref_cancer')")
-    w_ext = np.array(cur.fetchone()[0])
+    w_ext = train_unperturbed(cur, "ref_cancer", "refcheck.cancer", "benign", ["x"], lam)
     z = mapped(bx)
     y = np.where(by == 1, 1.0, -1.0)
     w_np = newton_logistic(z, y, lam * z.shape[0])
     check("breast cancer, against NumPy Newton", rel(w_ext, w_np))
 
     # one-vs-rest over ten digits
-    cur.execute("SELECT * FROM unlearn_train('ref_ovr', 'refcheck.digits', 'label', '{pixels}', "
-                "lambda => %s, sigma => 0)", (lam,))
-    cur.execute("SELECT unlearn_coef('ref_ovr')")
-    w_ext = np.array(cur.fetchone()[0])
+    w_ext = train_unperturbed(cur, "ref_ovr", "refcheck.digits", "label", ["pixels"], lam)
     z = mapped(dx)
     reg = lam * z.shape[0]
     w_np = np.array([newton_logistic(z, np.where(dy == k, 1.0, -1.0), reg) for k in range(10)])
@@ -127,10 +126,7 @@ def main():
     cur.execute("CREATE TABLE refcheck.diab (x float8[], y float8)")
     for x, t in zip(xs, ys):
         cur.execute("INSERT INTO refcheck.diab VALUES (%s, %s)", (list(x), float(t)))
-    cur.execute("SELECT * FROM unlearn_train('ref_diab', 'refcheck.diab', 'y', '{x}', loss => 'squared', "
-                "lambda => %s, sigma => 0)", (lam,))
-    cur.execute("SELECT unlearn_coef('ref_diab')")
-    w_ext = np.array(cur.fetchone()[0])
+    w_ext = train_unperturbed(cur, "ref_diab", "refcheck.diab", "y", ["x"], lam, loss="squared")
     z = mapped(xs)
     reg = lam * z.shape[0]
     w_np = np.linalg.solve(2 * z.T @ z + reg * np.eye(z.shape[1]), 2 * z.T @ ys)
