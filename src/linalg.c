@@ -72,15 +72,6 @@ chol_solve_packed(const double *lp, int p, double *rhs)
 		elog(ERROR, "LAPACKE_dpptrs failed: %d", (int) info);
 }
 
-/* out = L L' v, O(p^2): used to measure the solve error H v - Delta. */
-void
-chol_apply_packed(const double *lp, int p, const double *v, double *out)
-{
-	memcpy(out, v, sizeof(double) * p);
-	cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lp, out, 1);
-	cblas_dtpmv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, p, lp, out, 1);
-}
-
 /*
  * L L' <- L L' + weight * x x', O(p^2).  The classic rotation sweep; x is
  * copied, not modified.

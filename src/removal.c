@@ -20,7 +20,8 @@
  *	 guo:	 gamma ||X'||_2 ||v|| ||X'v||  with ||X'||_2^2 <= gram_bound
  *
  * plus, for both, the stale-Hessian term gamma ||X'(w - w0)|| ||X'v|| and
- * the measured solve error ||L L' v - Delta||.  The exact bound instead
+ * a backward-error bound on the solve, ||L L' v - Delta|| <= (2 gamma_p +
+ * gamma_p^2) ||L||_F^2 ||v|| (Higham, Thm 8.5).  The exact bound instead
  * measures R over the rows once per statement:
  *
  *	 R = g(w_end; D') - g(w_start; D') - Delta(w_start),

@@ -119,7 +119,6 @@ extern void linalg_init(void);
 extern void linalg_parallel(bool on);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
-extern void chol_apply_packed(const double *lp, int p, const double *v, double *out);
 extern void chol_rank1_update(double *lp, int p, const double *x, double weight);
 extern bool chol_rank1_downdate(double *lp, int p, const double *x, double weight);
 extern void packed_from_full(const double *full, int p, double *packed);
