@@ -164,11 +164,43 @@ getcol(int col, bool *isnull)
 
 /* doubles per row of unlearn.model_blocks: 3760 bytes, two versions a page */
 #define BLOCK_DOUBLES 470
+#define BLOCK_BYTES_SQL 3760
+StaticAssertDecl(BLOCK_BYTES_SQL == BLOCK_DOUBLES * sizeof(double), "block size in SQL");
 
 static Size
 matrix_doubles(UnlearnModel *m)
 {
 	return PACKED_SIZE(m->p) * (m->nclasses + 1);
+}
+
+/* the identity of a state version: xmin and ctid of its model_state row */
+static void
+state_version_from_result(UnlearnModel *m, int xmin_col, int ctid_col)
+{
+	bool		isnull;
+
+	m->state_xmin = DatumGetTransactionId(getcol(xmin_col, &isnull));
+	m->state_ctid = *((ItemPointer) DatumGetPointer(getcol(ctid_col, &isnull)));
+}
+
+/*
+ * Point m->factor and m->gram into one statement buffer of the cache's
+ * layout (state_cache.c), copying them there if they are elsewhere.
+ */
+static void
+gather_matrices(UnlearnModel *m)
+{
+	Size		packed = PACKED_SIZE(m->p);
+	double	   *buffer;
+
+	if (m->state_buffer != NULL && m->factor == m->state_buffer &&
+		m->gram == m->state_buffer + packed * m->nclasses)
+		return;
+	buffer = state_cache_buffer(matrix_doubles(m));
+	memcpy(buffer, m->factor, sizeof(double) * packed * m->nclasses);
+	memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
+	m->state_buffer = m->factor = buffer;
+	m->gram = buffer + packed * m->nclasses;
 }
 
 void
@@ -187,9 +219,9 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, gram_bound, class_spent "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid "
 								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, gram_bound, class_spent "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid "
 								"FROM unlearn.model_state WHERE model = $1",
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -203,34 +235,42 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, "anchor");
 	m->gram_bound = DatumGetFloat8(getcol(3, &isnull));
 	m->class_spent = doubles_from_array(getcol(4, &isnull), &n);
-
-	/* the factors then K', block by block */
-	ret = SPI_execute_with_args("SELECT data FROM unlearn.model_blocks WHERE model = $1 ORDER BY block",
-								1, argtypes, args, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
-	if (SPI_processed == 0)
-	{
-		/* unlogged blocks lost in a crash: removal.c retrains */
-		m->factor = m->gram = NULL;
-		return;
-	}
-	matrices = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * total);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bytea	   *b = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		Size		len = VARSIZE_ANY_EXHDR(b) / sizeof(double);
-
-		if (filled + len > total)
-			break;
-		memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
-		filled += len;
-	}
-	if (filled != total || i != SPI_processed)
-		elog(ERROR, "unlearn.model_blocks of model \"%s\" hold %zu values, expected %zu",
-			 m->name, filled, total);
+	state_version_from_result(m, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
-	m->factor = matrices;
+
+	/* the factors then K': from this backend's cache, or block by block */
+	matrices = state_cache_fetch(m->name, m->state_xmin, &m->state_ctid, total);
+	if (matrices == NULL)
+	{
+		ret = SPI_execute_with_args("SELECT data FROM unlearn.model_blocks WHERE model = $1 ORDER BY block",
+									1, argtypes, args, NULL, false, 0);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+		if (SPI_processed == 0)
+		{
+			/* unlogged blocks lost in a crash: removal.c retrains */
+			m->factor = m->gram = m->state_buffer = NULL;
+			return;
+		}
+		matrices = state_cache_buffer(total);
+		for (i = 0; i < SPI_processed; i++)
+		{
+			bytea	   *b = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			Size		len = VARSIZE_ANY_EXHDR(b) / sizeof(double);
+
+			if (filled + len > total)
+				break;
+			memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
+			filled += len;
+		}
+		if (filled != total || i != SPI_processed)
+			elog(ERROR, "unlearn.model_blocks of model \"%s\" hold %zu values, expected %zu",
+				 m->name, filled, total);
+		SPI_freetuptable(SPI_tuptable);
+		/* the version as read; the statement works on its own copy */
+		state_cache_store(m->name, m->state_xmin, &m->state_ctid, matrices, total);
+	}
+	m->state_buffer = m->factor = matrices;
 	m->gram = matrices + packed * m->nclasses;
 }
 
@@ -412,92 +452,117 @@ catalog_insert_model(UnlearnModel *m)
 	write_state(m, true);
 }
 
-/* the factors and K' as a bytea[] of blocks (see sql/unlearn.sql) */
+/*
+ * The first `doubles` values of the state buffer (factors then K') as one
+ * bytea, without a copy: the buffer keeps VARHDRSZ spare bytes in front
+ * (state_cache.c).  Block b (1-based) is bytes (b - 1) * BLOCK_BYTES + 1
+ * onwards of it.
+ */
+#define BLOCK_BYTES (BLOCK_DOUBLES * sizeof(double))
+
 static Datum
-matrix_blocks(UnlearnModel *m)
+matrix_prefix(UnlearnModel *m, Size doubles)
 {
-	Size		total = matrix_doubles(m);
-	Size		packed = PACKED_SIZE(m->p);
-	int			nblocks = (int) ((total + BLOCK_DOUBLES - 1) / BLOCK_DOUBLES);
-	Datum	   *d = palloc(sizeof(Datum) * nblocks);
-	int			i;
+	bytea	   *b = (bytea *) ((char *) m->state_buffer - VARHDRSZ);
 
-	for (i = 0; i < nblocks; i++)
-	{
-		Size		from = (Size) i * BLOCK_DOUBLES;
-		Size		len = Min(BLOCK_DOUBLES, total - from);
-		bytea	   *b = palloc(VARHDRSZ + len * sizeof(double));
-		Size		j;
+	SET_VARSIZE(b, VARHDRSZ + doubles * sizeof(double));
+	return PointerGetDatum(b);
+}
 
-		SET_VARSIZE(b, VARHDRSZ + len * sizeof(double));
-		/* the factors and K' need not be adjacent in memory */
-		for (j = 0; j < len; j++)
-		{
-			Size		at = from + j;
+static int
+blocks_of(Size doubles)
+{
+	return (int) ((doubles + BLOCK_DOUBLES - 1) / BLOCK_DOUBLES);
+}
 
-			((double *) VARDATA(b))[j] = at < packed * m->nclasses ?
-				m->factor[at] : m->gram[at - packed * m->nclasses];
-		}
-		d[i] = PointerGetDatum(b);
-	}
-	return PointerGetDatum(construct_array(d, nblocks, BYTEAOID, -1, false, TYPALIGN_INT));
+/* Replace all block rows of m: after a (re)training, or if rows are missing. */
+static void
+rewrite_all_blocks(UnlearnModel *m)
+{
+	Oid			types[3] = {TEXTOID, BYTEAOID, INT4OID};
+	Datum		v[3];
+	int			ret;
+
+	v[0] = CStringGetTextDatum(m->name);
+	v[1] = matrix_prefix(m, matrix_doubles(m));
+	v[2] = Int32GetDatum(blocks_of(matrix_doubles(m)));
+	ret = SPI_execute_with_args("DELETE FROM unlearn.model_blocks WHERE model = $1",
+								1, types, v, NULL, false, 0);
+	if (ret != SPI_OK_DELETE)
+		elog(ERROR, "could not write model state: %d", ret);
+	ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, block, data) "
+								"SELECT $1, b, substr($2, (b - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
+								CppAsString2(BLOCK_BYTES_SQL) ") FROM generate_series(1, $3) AS b",
+								3, types, v, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not write model state: %d", ret);
 }
 
 /*
- * Write the state.  noise and anchor are rewritten only after a
- * (re)training, so a removal leaves their TOAST values in place; the
- * matrix blocks are rewritten in place (HOT updates).
+ * Write the state and remember its version in the cache.  noise and
+ * anchor are rewritten only after a (re)training or re-anchoring, so a
+ * removal leaves their TOAST values in place.  The matrix blocks are
+ * rewritten in place (HOT updates), and only the factors' blocks when K'
+ * did not change (a removal leaves K' as it is, see removal.c).
  */
 static void
 write_state(UnlearnModel *m, bool full)
 {
 	Oid			types[5] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, BYTEAOID, BYTEAOID};
-	Oid			btypes[2] = {TEXTOID, BYTEAARRAYOID};
+	Oid			btypes[3] = {TEXTOID, BYTEAOID, INT4OID};
 	Datum		v[5];
-	Datum		bv[2];
+	Datum		bv[3];
 	int			ret;
+	Size		total = matrix_doubles(m);
+	Size		changed;
 
+	gather_matrices(m);
 	v[0] = CStringGetTextDatum(m->name);
 	v[1] = float8_array(m->class_spent, m->nclasses);
 	v[2] = Float8GetDatum(m->gram_bound);
-	bv[0] = v[0];
-	bv[1] = matrix_blocks(m);
+	v[3] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
+	v[4] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
 	if (full)
-	{
-		v[3] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
-		v[4] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
 									"(model, class_spent, gram_bound, noise, anchor) "
 									"VALUES ($1, $2, $3, $4, $5) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"noise = $4, anchor = $5",
+									"noise = $4, anchor = $5 RETURNING xmin, ctid",
 									5, types, v, NULL, false, 0);
-		if (ret != SPI_OK_INSERT)
-			elog(ERROR, "could not write model state: %d", ret);
-		ret = SPI_execute_with_args("DELETE FROM unlearn.model_blocks WHERE model = $1",
-									1, btypes, bv, NULL, false, 0);
-		if (ret != SPI_OK_DELETE)
-			elog(ERROR, "could not write model state: %d", ret);
-		ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, block, data) "
-									"SELECT $1, b.block, b.data FROM unnest($2) WITH ORDINALITY AS b(data, block)",
-									2, btypes, bv, NULL, false, 0);
-		if (ret != SPI_OK_INSERT)
-			elog(ERROR, "could not write model state: %d", ret);
-	}
+	else if (m->anchor_changed)
+		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+									"anchor = $5 WHERE model = $1 RETURNING xmin, ctid",
+									5, types, v, NULL, false, 0);
+	else
+		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3 "
+									"WHERE model = $1 RETURNING xmin, ctid",
+									3, types, v, NULL, false, 0);
+	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
+		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
+	state_version_from_result(m, 1, 2);
+	SPI_freetuptable(SPI_tuptable);
+
+	if (full)
+		rewrite_all_blocks(m);
 	else
 	{
-		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3 "
-									"WHERE model = $1",
-									3, types, v, NULL, false, 0);
-		if (ret != SPI_OK_UPDATE || SPI_processed != 1)
-			elog(ERROR, "could not update model state of \"%s\"", m->name);
-		/* a subscript per row, not a join: no hash or sort of 5 MB */
-		ret = SPI_execute_with_args("UPDATE unlearn.model_blocks SET data = ($2)[block] "
-									"WHERE model = $1",
-									2, btypes, bv, NULL, false, 0);
+		/* whole blocks: the last factor block also holds the start of K' */
+		changed = m->gram_changed ? total :
+			Min((Size) blocks_of(PACKED_SIZE(m->p) * m->nclasses) * BLOCK_DOUBLES, total);
+		bv[0] = v[0];
+		bv[1] = matrix_prefix(m, changed);
+		bv[2] = Int32GetDatum(blocks_of(changed));
+		ret = SPI_execute_with_args("UPDATE unlearn.model_blocks "
+									"SET data = substr($2, (block - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
+									CppAsString2(BLOCK_BYTES_SQL) ") WHERE model = $1 AND block <= $3",
+									3, btypes, bv, NULL, false, 0);
 		if (ret != SPI_OK_UPDATE)
 			elog(ERROR, "could not update model state of \"%s\"", m->name);
+		/* rows gone (by hand: a crash would have emptied this cache too) */
+		if (SPI_processed != (uint64) DatumGetInt32(bv[2]))
+			rewrite_all_blocks(m);
 	}
+	state_cache_store(m->name, m->state_xmin, &m->state_ctid, m->state_buffer, total);
 }
 
 /* m->retrained_now makes write_state rewrite noise and anchor too */
@@ -539,6 +604,7 @@ catalog_delete_model(const char *name)
 	Datum		args[1];
 	int			ret;
 
+	state_cache_forget(name);
 	args[0] = CStringGetTextDatum(name);
 	ret = SPI_execute_with_args("DELETE FROM unlearn.models WHERE model = $1",
 								1, argtypes, args, NULL, false, 0);

@@ -9,7 +9,7 @@
  *
  *	 Delta = sum_{S-} l'(w.x_r) x_r - sum_{S+} l'(w.x_r) x_r
  *	 H    <- H - sum_{S-} c_r x_r x_r' + sum_{S+} c_r x_r x_r',  c_r = l''(w0.x_r)
- *	 K'   <- K' - sum_{S-} x_r x_r' + sum_{S+} x_r x_r'
+ *	 K'   <- K' + sum_{S+} x_r x_r'	(removed rows stay: K' only bounds)
  *	 v     = H^{-1} Delta,  w <- w + v
  *
  * H is the stale Hessian built at the anchor w0, so c_r is evaluated at w0
@@ -29,8 +29,8 @@
  *
  * which is exactly the change of the residual whatever steps were taken.
  *
- * Cost per row: two rank-one factor updates' worth of O(p^2) work per
- * class, one DSPR on K', one packed solve and two DSPMVs; the exact bound
+ * Cost per row: one rank-one factor down-date (or update) of O(p^2) per
+ * class, one packed solve and one DSPMV, plus one DSPR on K' per added row; the exact bound
  * adds one O(n p) pass per statement.  Nothing here is O(p^3) or scans the
  * table, except that pass and a retrain.
  *
@@ -138,13 +138,12 @@ init_step_cache(UnlearnModel *m, StepCache *cache)
 }
 
 /*
- * K' += sign * sum of x x' over rows [from, from + count), keeping every
+ * K' += sum of x x' over added rows [from, from + count), keeping every
  * class's drift product K'(w_k - w0_k) in step.  Many rows go through one
  * level-3 DSYRK on the unpacked matrix, few through DSPR.
  */
 static void
-update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, int count,
-			double sign)
+update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, int count)
 {
 	int			p = m->p;
 	int			i,
@@ -152,6 +151,7 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 
 	if (count == 0)
 		return;
+	m->gram_changed = true;
 	for (i = from; i < from + count; i++)
 	{
 		const double *x = rows->x + (Size) i * p;
@@ -162,21 +162,20 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 			const double *w0 = m->anchor + (Size) k * p;
 			double		a = cblas_ddot(p, w, 1, x, 1) - cblas_ddot(p, w0, 1, x, 1);
 
-			cblas_daxpy(p, sign * a, x, 1, cache->drift_prod + (Size) k * p, 1);
+			cblas_daxpy(p, a, x, 1, cache->drift_prod + (Size) k * p, 1);
 		}
-		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2; a removal keeps it */
-		if (sign > 0)
-			m->gram_bound += cblas_ddot(p, x, 1, x, 1);
+		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2 */
+		m->gram_bound += cblas_ddot(p, x, 1, x, 1);
 	}
 	if (count < 8)
 		for (i = from; i < from + count; i++)
-			cblas_dspr(CblasColMajor, CblasLower, p, sign, rows->x + (Size) i * p, 1, m->gram);
+			cblas_dspr(CblasColMajor, CblasLower, p, 1.0, rows->x + (Size) i * p, 1, m->gram);
 	else
 	{
 		double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 
 		full_from_packed(m->gram, p, full);
-		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, sign,
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, 1.0,
 					rows->x + (Size) from * p, p, 1.0, full, p);
 		packed_from_full(full, p, m->gram);
 		pfree(full);
@@ -226,9 +225,15 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 				return STEP_NUMERICAL;
 		}
 	}
-	/* K' and the drift products change once for all classes */
-	update_gram(m, cache, adds, add_from, add_count, 1.0);
-	update_gram(m, cache, rems, rem_from, rem_count, -1.0);
+	/*
+	 * K' and the drift products change once for all classes, and only for
+	 * added rows: removed rows stay in K', which so remains an upper bound
+	 * (in the PSD order) on the Gram matrix of the rows the model reflects.
+	 * Every bound uses K' only through ||X'u||^2 <= u'K'u, so they stay
+	 * sound, and a removal need not rewrite K'.  Re-anchoring and
+	 * retraining rebuild it exactly.
+	 */
+	update_gram(m, cache, adds, add_from, add_count);
 
 	for (k = 0; k < m->nclasses; k++)
 	{

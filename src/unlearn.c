@@ -32,6 +32,7 @@ void
 _PG_init(void)
 {
 	linalg_init();
+	state_cache_init();
 }
 
 static const char *const train_argnames[] = {

@@ -17,7 +17,9 @@
  *	w0		the anchor: the point at which the stored Hessian was built
  *	H		the stale Hessian sum_i l''(w0.x_i) x_i x_i' + Lambda I, kept as
  *			a packed lower Cholesky factor and down-dated per row
- *	K'		the Gram matrix sum_i x_i x_i' of the rows the model reflects
+ *	K'		sum_i x_i x_i' over the rows at the last (re)anchoring plus the
+ *			rows added since: removed rows stay in, so K' bounds the Gram
+ *			matrix X'X of the rows the model reflects in the PSD order
  *	Delta	sum over removed rows of grad l(w.x_r, y_r), minus the same sum
  *			over added rows (Eq. 3 / Eq. 6)
  *	v		H^{-1} Delta, the Newton step: w <- w + v
@@ -33,6 +35,7 @@
 #include "postgres.h"
 #include "fmgr.h"
 #include "access/htup.h"
+#include "storage/itemptr.h"
 #include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 #include "utils/array.h"
@@ -110,6 +113,11 @@ typedef struct UnlearnModel
 	double		gram_bound;		/* rigorous upper bound on lambda_max(K') */
 	double	   *class_spent;	/* K: beta_k */
 	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
+	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
+	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
+	double	   *state_buffer;	/* factor and gram in one state_cache buffer */
+	TransactionId state_xmin;	/* version of the model_state row loaded or */
+	ItemPointerData state_ctid; /* written last (state_cache.c) */
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
@@ -197,6 +205,15 @@ typedef struct RowBatch
 	char	  **labels;			/* label text per row */
 } RowBatch;
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
+
+/* state_cache.c */
+extern int	unlearn_state_cache_kb;
+extern void state_cache_init(void);
+extern double *state_cache_buffer(Size n);
+extern double *state_cache_fetch(const char *model, TransactionId xmin, ItemPointer ctid, Size n);
+extern void state_cache_store(const char *model, TransactionId xmin, ItemPointer ctid,
+							  double *matrices, Size n);
+extern void state_cache_forget(const char *model);
 
 /* verify.c */
 extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out);

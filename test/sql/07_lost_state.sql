@@ -7,6 +7,8 @@ SELECT model FROM unlearn_train('lost', 'lost', 'is_one', '{pixels}', lambda => 
 SELECT count(*) > 0 AS has_blocks FROM unlearn.model_blocks WHERE model = 'lost';
 -- what crash recovery does to an unlogged table
 DELETE FROM unlearn.model_blocks WHERE model = 'lost';
+-- a crash also restarts every backend, emptying its cache of matrices
+\c -
 -- prediction needs no secret state
 SELECT unlearn_predict('lost', array_fill(0::float8, ARRAY[64])) BETWEEN 0 AND 1 AS predicts;
 DELETE FROM lost WHERE id = (SELECT min(id) FROM lost);

@@ -1,0 +1,259 @@
+/*-------------------------------------------------------------------------
+ *
+ * state_cache.c
+ *	  A per-backend cache of the matrix blocks (Cholesky factors of H and
+ *	  K') of recently used model states.
+ *
+ * A single-row removal costs O(p^2) arithmetic, about 2 ms at p = 785, but
+ * reading the 5 MB of blocks through SPI costs several times that.  So a
+ * backend keeps the matrices of the state versions it has read or written,
+ * keyed by the version of the model's unlearn.model_state row that was
+ * written together with them: its (xmin, ctid).  Every write of the blocks
+ * also updates that row, in the same (sub)transaction, so
+ *
+ *	 - a version visible to a snapshot identifies the blocks visible to it;
+ *	 - a rolled-back write leaves the older version (and key) visible, and
+ *	   the older matrices are still in the cache or are read again;
+ *	 - another backend's write is a new version with another xmin: a miss.
+ *
+ * The versions of one model (xmin, ctid) never repeat within a backend's
+ * lifetime: a tuple version is removed only once its inserting (sub)
+ * transaction aborted or it is dead to every snapshot, and a new version in
+ * its slot has the xid of a later (sub)transaction.
+ *
+ * Entries are immutable.  A statement gets a private copy to modify (see
+ * state_cache_buffer); after the blocks are written the copy becomes an
+ * entry with the new key, so a committed statement costs one memcpy and no
+ * read.  A crash restarts every backend and so empties every cache along
+ * with the unlogged blocks.  The cache holds at most unlearn.state_cache
+ * kilobytes, least recently used entries first out, and at most two
+ * versions of a model (the one a statement started from and the one it
+ * wrote, so that BEGIN ... ROLLBACK loops hit too).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <limits.h>
+
+#include "lib/ilist.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+typedef struct CacheEntry
+{
+	dlist_node	node;			/* in lru, most recent first */
+	char	   *model;
+	TransactionId xmin;
+	ItemPointerData ctid;
+	Size		ndoubles;
+	double	   *matrices;
+} CacheEntry;
+
+/* a statement's private buffer, freed with the statement unless adopted */
+typedef struct PendingBuffer
+{
+	dlist_node	node;			/* in pending */
+	MemoryContextCallback callback;
+	double	   *matrices;
+	bool		adopted;
+} PendingBuffer;
+
+static dlist_head lru = DLIST_STATIC_INIT(lru);
+static dlist_head pending_buffers = DLIST_STATIC_INIT(pending_buffers);
+static Size cached_bytes = 0;
+int			unlearn_state_cache_kb = 65536;
+
+/*
+ * Matrices live in TopMemoryContext with one spare double in front, so
+ * that catalog.c can put a bytea header right before them and pass any
+ * prefix of them to SQL without a copy.
+ */
+static double *
+alloc_matrices(Size n)
+{
+	return (double *) MemoryContextAllocHuge(TopMemoryContext, sizeof(double) * (n + 1)) + 1;
+}
+
+static void
+free_matrices(double *matrices)
+{
+	pfree(matrices - 1);
+}
+
+static void
+free_entry(CacheEntry *e)
+{
+	dlist_delete(&e->node);
+	cached_bytes -= e->ndoubles * sizeof(double);
+	free_matrices(e->matrices);
+	pfree(e->model);
+	pfree(e);
+}
+
+/* drop least recently used entries until `extra` more bytes fit */
+static void
+make_room(Size extra)
+{
+	Size		limit = (Size) unlearn_state_cache_kb * 1024;
+
+	while (!dlist_is_empty(&lru) && cached_bytes + extra > limit)
+		free_entry(dlist_container(CacheEntry, node, dlist_tail_node(&lru)));
+}
+
+static void
+release_pending(void *arg)
+{
+	PendingBuffer *pending = (PendingBuffer *) arg;
+
+	dlist_delete(&pending->node);
+	if (!pending->adopted)
+		free_matrices(pending->matrices);
+}
+
+/*
+ * A buffer of n doubles for a statement to fill or modify, in long-lived
+ * memory but freed when the current memory context goes (error or not),
+ * unless state_cache_store adopted it first.  The VARHDRSZ bytes before it
+ * are free for a bytea header.
+ */
+double *
+state_cache_buffer(Size n)
+{
+	PendingBuffer *pending = palloc0(sizeof(PendingBuffer));
+
+	pending->matrices = alloc_matrices(n);
+	pending->callback.func = release_pending;
+	pending->callback.arg = pending;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &pending->callback);
+	dlist_push_head(&pending_buffers, &pending->node);
+	return pending->matrices;
+}
+
+static PendingBuffer *
+find_pending(double *matrices)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &pending_buffers)
+	{
+		PendingBuffer *pending = dlist_container(PendingBuffer, node, it.cur);
+
+		if (pending->matrices == matrices)
+			return pending;
+	}
+	return NULL;
+}
+
+/*
+ * On a hit, copy the cached matrices of (model, xmin, ctid) into a fresh
+ * statement buffer and return it; otherwise NULL.
+ */
+double *
+state_cache_fetch(const char *model, TransactionId xmin, ItemPointer ctid, Size n)
+{
+	dlist_iter	it;
+
+	if (unlearn_state_cache_kb <= 0)
+		return NULL;
+	dlist_foreach(it, &lru)
+	{
+		CacheEntry *e = dlist_container(CacheEntry, node, it.cur);
+
+		if (e->xmin == xmin && ItemPointerEquals(&e->ctid, ctid) &&
+			e->ndoubles == n && strcmp(e->model, model) == 0)
+		{
+			double	   *copy = state_cache_buffer(n);
+
+			memcpy(copy, e->matrices, sizeof(double) * n);
+			dlist_move_head(&lru, &e->node);
+			return copy;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Remember the matrices of a state version that is now in the blocks
+ * table.  A statement buffer from state_cache_buffer is adopted without a
+ * copy (the caller must not modify it afterwards); any other memory is
+ * copied.
+ */
+void
+state_cache_store(const char *model, TransactionId xmin, ItemPointer ctid,
+				  double *matrices, Size n)
+{
+	MemoryContext old;
+	PendingBuffer *pending;
+	CacheEntry *e;
+	dlist_mutable_iter it;
+	int			versions = 0;
+
+	if (unlearn_state_cache_kb <= 0 || n * sizeof(double) > (Size) unlearn_state_cache_kb * 1024)
+		return;
+	/* keep the newest other version of this model, drop older ones */
+	dlist_foreach_modify(it, &lru)
+	{
+		CacheEntry *other = dlist_container(CacheEntry, node, it.cur);
+
+		if (strcmp(other->model, model) == 0 && ++versions > 1)
+			free_entry(other);
+	}
+	make_room(n * sizeof(double));
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	e = palloc(sizeof(CacheEntry));
+	e->model = pstrdup(model);
+	e->xmin = xmin;
+	e->ctid = *ctid;
+	e->ndoubles = n;
+	pending = find_pending(matrices);
+	if (pending != NULL && !pending->adopted)
+	{
+		pending->adopted = true;
+		e->matrices = matrices;
+	}
+	else
+	{
+		e->matrices = alloc_matrices(n);
+		memcpy(e->matrices, matrices, sizeof(double) * n);
+	}
+	MemoryContextSwitchTo(old);
+	dlist_push_head(&lru, &e->node);
+	cached_bytes += n * sizeof(double);
+}
+
+/* Forget every version of a model (dropped or replaced). */
+void
+state_cache_forget(const char *model)
+{
+	dlist_mutable_iter it;
+
+	dlist_foreach_modify(it, &lru)
+	{
+		CacheEntry *e = dlist_container(CacheEntry, node, it.cur);
+
+		if (strcmp(e->model, model) == 0)
+			free_entry(e);
+	}
+}
+
+static void
+assign_cache_size(int newval, void *extra)
+{
+	unlearn_state_cache_kb = newval;
+	make_room(0);
+}
+
+void
+state_cache_init(void)
+{
+	DefineCustomIntVariable("unlearn.state_cache",
+							"Memory per backend for cached Hessian factors and Gram matrices.",
+							"Matrices of recently used model states are kept so that a removal "
+							"need not read them back; 0 disables the cache.",
+							&unlearn_state_cache_kb,
+							65536, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, assign_cache_size, NULL);
+}
