@@ -13,6 +13,9 @@
  */
 #include "unlearn.h"
 
+#include "access/heapam.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -20,6 +23,9 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 static const char *const bound_names[] = {"guo", "taylor", "exact"};
 
@@ -173,14 +179,50 @@ matrix_doubles(UnlearnModel *m)
 	return PACKED_SIZE(m->p) * (m->nclasses + 1);
 }
 
-/* the identity of a state version: xmin and ctid of its model_state row */
+/* Oid of unlearn.model_blocks and its current relfilenode */
+static Oid
+blocks_relation(Oid *file)
+{
+	Oid			relid = get_relname_relid("model_blocks", get_namespace_oid("unlearn", false));
+	Relation	rel;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "unlearn.model_blocks does not exist");
+	rel = table_open(relid, AccessShareLock);
+	*file = rel->rd_node.relNode;
+	table_close(rel, NoLock);
+	return relid;
+}
+
+/* the identity of a state version: its model_state row version (xmin, ctid) */
 static void
 state_version_from_result(UnlearnModel *m, int xmin_col, int ctid_col)
 {
 	bool		isnull;
 
-	m->state_xmin = DatumGetTransactionId(getcol(xmin_col, &isnull));
-	m->state_ctid = *((ItemPointer) DatumGetPointer(getcol(ctid_col, &isnull)));
+	m->version.xmin = DatumGetTransactionId(getcol(xmin_col, &isnull));
+	m->version.ctid = *((ItemPointer) DatumGetPointer(getcol(ctid_col, &isnull)));
+	blocks_relation(&m->version.blocks_file);
+}
+
+/* record the tids of block rows from (block, ctid) result columns */
+static void
+block_tids_from_result(UnlearnModel *m, int block_col, int ctid_col)
+{
+	uint64		i;
+	bool		isnull;
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		int			block = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+														block_col, &isnull));
+		ItemPointer tid = (ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[i],
+																	  SPI_tuptable->tupdesc,
+																	  ctid_col, &isnull));
+
+		if (block >= 1 && block <= m->nblock_tids)
+			m->block_tids[block - 1] = *tid;
+	}
 }
 
 /*
@@ -239,10 +281,11 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	SPI_freetuptable(SPI_tuptable);
 
 	/* the factors then K': from this backend's cache, or block by block */
-	matrices = state_cache_fetch(m->name, m->state_xmin, &m->state_ctid, total);
+	matrices = state_cache_fetch(m->name, &m->version, total, &m->block_tids, &m->nblock_tids);
 	if (matrices == NULL)
 	{
-		ret = SPI_execute_with_args("SELECT data FROM unlearn.model_blocks WHERE model = $1 ORDER BY block",
+		ret = SPI_execute_with_args("SELECT data, block, ctid FROM unlearn.model_blocks "
+									"WHERE model = $1 ORDER BY block",
 									1, argtypes, args, NULL, false, 0);
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -266,9 +309,12 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		if (filled != total || i != SPI_processed)
 			elog(ERROR, "unlearn.model_blocks of model \"%s\" hold %zu values, expected %zu",
 				 m->name, filled, total);
+		m->nblock_tids = (int) SPI_processed;
+		m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
+		block_tids_from_result(m, 2, 3);
 		SPI_freetuptable(SPI_tuptable);
 		/* the version as read; the statement works on its own copy */
-		state_cache_store(m->name, m->state_xmin, &m->state_ctid, matrices, total);
+		state_cache_store(m->name, &m->version, matrices, total, m->block_tids, m->nblock_tids);
 	}
 	m->state_buffer = m->factor = matrices;
 	m->gram = matrices + packed * m->nclasses;
@@ -492,10 +538,105 @@ rewrite_all_blocks(UnlearnModel *m)
 		elog(ERROR, "could not write model state: %d", ret);
 	ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, block, data) "
 								"SELECT $1, b, substr($2, (b - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
-								CppAsString2(BLOCK_BYTES_SQL) ") FROM generate_series(1, $3) AS b",
+								CppAsString2(BLOCK_BYTES_SQL) ") FROM generate_series(1, $3) AS b "
+								"RETURNING block, ctid",
 								3, types, v, NULL, false, 0);
-	if (ret != SPI_OK_INSERT)
+	if (ret != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not write model state: %d", ret);
+	m->nblock_tids = DatumGetInt32(v[2]);
+	m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
+	block_tids_from_result(m, 1, 2);
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * Rewrite blocks 1..nblocks in place, straight through the heap: for a
+ * single-row removal the executor's per-row work (index scan, RLS, the
+ * projection) costs several times the copy itself.  The tids come from
+ * the read or the last write of this state version (state_cache.c), and
+ * each old row is checked to be this model's block before it is replaced;
+ * the update itself fails rather than overwrite a row changed by anybody
+ * else (the model_state row lock keeps other writers out anyway).  Rows
+ * are updated as by UPDATE: HOT when the page has room, else with an
+ * index entry.  The caller checked ownership: the trigger runs as the
+ * owner, who passes RLS on exactly these rows.  Returns false, having
+ * changed nothing, if the tids are unknown or stale.
+ */
+static bool
+update_blocks_direct(UnlearnModel *m, int nblocks)
+{
+	Oid			file;
+	Oid			relid = blocks_relation(&file);
+	Relation	rel;
+	TupleDesc	desc;
+	CatalogIndexState indexes;
+	bytea	   *data = palloc(VARHDRSZ + BLOCK_BYTES);
+	Size		total = matrix_doubles(m);
+	int			b;
+
+	if (m->block_tids == NULL || m->nblock_tids < nblocks || file != m->version.blocks_file)
+		return false;
+	rel = table_open(relid, RowExclusiveLock);
+	desc = RelationGetDescr(rel);
+	if (desc->natts != 4)
+		elog(ERROR, "unexpected definition of unlearn.model_blocks");
+
+	/* check every row first, so that a failure changes nothing */
+	for (b = 0; b < nblocks; b++)
+	{
+		HeapTupleData old;
+		Buffer		buffer;
+		Datum		values[4];
+		bool		nulls[4];
+		bool		ours;
+
+		old.t_self = m->block_tids[b];
+		if (!heap_fetch(rel, SnapshotAny, &old, &buffer, false))
+		{
+			table_close(rel, RowExclusiveLock);
+			return false;
+		}
+		heap_deform_tuple(&old, desc, values, nulls);
+		ours = !nulls[0] && !nulls[2] && DatumGetInt32(values[2]) == b + 1 &&
+			strcmp(TextDatumGetCString(values[0]), m->name) == 0;
+		/* as an index scan would: make room for a HOT update */
+		heap_page_prune_opt(rel, buffer);
+		ReleaseBuffer(buffer);
+		if (!ours)
+		{
+			table_close(rel, RowExclusiveLock);
+			return false;
+		}
+	}
+
+	indexes = CatalogOpenIndexes(rel);
+	for (b = 0; b < nblocks; b++)
+	{
+		HeapTupleData old;
+		Buffer		buffer;
+		Datum		values[4];
+		bool		nulls[4];
+		HeapTuple	tuple;
+		Size		from = (Size) b * BLOCK_DOUBLES;
+		Size		len = Min(BLOCK_DOUBLES, total - from);
+
+		old.t_self = m->block_tids[b];
+		if (!heap_fetch(rel, SnapshotAny, &old, &buffer, false))
+			elog(ERROR, "block %d of model \"%s\" vanished", b + 1, m->name);
+		heap_deform_tuple(&old, desc, values, nulls);
+		SET_VARSIZE(data, VARHDRSZ + len * sizeof(double));
+		memcpy(VARDATA(data), m->state_buffer + from, len * sizeof(double));
+		values[3] = PointerGetDatum(data);
+		tuple = heap_form_tuple(desc, values, nulls);
+		ReleaseBuffer(buffer);
+		CatalogTupleUpdateWithInfo(rel, &old.t_self, tuple, indexes);
+		m->block_tids[b] = tuple->t_self;
+		heap_freetuple(tuple);
+	}
+	CatalogCloseIndexes(indexes);
+	table_close(rel, RowExclusiveLock);
+	pfree(data);
+	return true;
 }
 
 /*
@@ -549,20 +690,33 @@ write_state(UnlearnModel *m, bool full)
 		/* whole blocks: the last factor block also holds the start of K' */
 		changed = m->gram_changed ? total :
 			Min((Size) blocks_of(PACKED_SIZE(m->p) * m->nclasses) * BLOCK_DOUBLES, total);
-		bv[0] = v[0];
-		bv[1] = matrix_prefix(m, changed);
-		bv[2] = Int32GetDatum(blocks_of(changed));
-		ret = SPI_execute_with_args("UPDATE unlearn.model_blocks "
-									"SET data = substr($2, (block - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
-									CppAsString2(BLOCK_BYTES_SQL) ") WHERE model = $1 AND block <= $3",
-									3, btypes, bv, NULL, false, 0);
-		if (ret != SPI_OK_UPDATE)
-			elog(ERROR, "could not update model state of \"%s\"", m->name);
-		/* rows gone (by hand: a crash would have emptied this cache too) */
-		if (SPI_processed != (uint64) DatumGetInt32(bv[2]))
-			rewrite_all_blocks(m);
+		if (!update_blocks_direct(m, blocks_of(changed)))
+		{
+			bv[0] = v[0];
+			bv[1] = matrix_prefix(m, changed);
+			bv[2] = Int32GetDatum(blocks_of(changed));
+			ret = SPI_execute_with_args("UPDATE unlearn.model_blocks "
+										"SET data = substr($2, (block - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
+										CppAsString2(BLOCK_BYTES_SQL) ") WHERE model = $1 AND block <= $3 "
+										"RETURNING block, ctid",
+										3, btypes, bv, NULL, false, 0);
+			if (ret != SPI_OK_UPDATE_RETURNING)
+				elog(ERROR, "could not update model state of \"%s\"", m->name);
+			if (SPI_processed == (uint64) DatumGetInt32(bv[2]) &&
+				m->block_tids != NULL && m->nblock_tids == blocks_of(total))
+			{
+				block_tids_from_result(m, 1, 2);
+				SPI_freetuptable(SPI_tuptable);
+			}
+			else
+			{
+				/* rows gone (by hand: a crash would have emptied this cache too) */
+				SPI_freetuptable(SPI_tuptable);
+				rewrite_all_blocks(m);
+			}
+		}
 	}
-	state_cache_store(m->name, m->state_xmin, &m->state_ctid, m->state_buffer, total);
+	state_cache_store(m->name, &m->version, m->state_buffer, total, m->block_tids, m->nblock_tids);
 }
 
 /* m->retrained_now makes write_state rewrite noise and anchor too */

@@ -7,9 +7,11 @@
  * A single-row removal costs O(p^2) arithmetic, about 2 ms at p = 785, but
  * reading the 5 MB of blocks through SPI costs several times that.  So a
  * backend keeps the matrices of the state versions it has read or written,
- * keyed by the version of the model's unlearn.model_state row that was
- * written together with them: its (xmin, ctid).  Every write of the blocks
- * also updates that row, in the same (sub)transaction, so
+ * with the tids of their block rows, keyed by the version of the model's
+ * unlearn.model_state row that was written together with them, its (xmin,
+ * ctid), and by the file of unlearn.model_blocks (VACUUM FULL and CLUSTER
+ * move rows to a new file).  Every write of the blocks also updates that
+ * row, in the same (sub)transaction, so
  *
  *	 - a version visible to a snapshot identifies the blocks visible to it;
  *	 - a rolled-back write leaves the older version (and key) visible, and
@@ -44,10 +46,11 @@ typedef struct CacheEntry
 {
 	dlist_node	node;			/* in lru, most recent first */
 	char	   *model;
-	TransactionId xmin;
-	ItemPointerData ctid;
+	StateVersion version;
 	Size		ndoubles;
 	double	   *matrices;
+	ItemPointerData *tids;		/* of the block rows, or NULL */
+	int			ntids;
 } CacheEntry;
 
 /* a statement's private buffer, freed with the statement unless adopted */
@@ -87,6 +90,8 @@ free_entry(CacheEntry *e)
 	dlist_delete(&e->node);
 	cached_bytes -= e->ndoubles * sizeof(double);
 	free_matrices(e->matrices);
+	if (e->tids)
+		pfree(e->tids);
 	pfree(e->model);
 	pfree(e);
 }
@@ -146,26 +151,38 @@ find_pending(double *matrices)
 }
 
 /*
- * On a hit, copy the cached matrices of (model, xmin, ctid) into a fresh
- * statement buffer and return it; otherwise NULL.
+ * On a hit, copy the cached matrices of the model's state version into a
+ * fresh statement buffer and return it, with a palloc'd copy of the block
+ * tids (NULL if unknown); otherwise NULL.
  */
 double *
-state_cache_fetch(const char *model, TransactionId xmin, ItemPointer ctid, Size n)
+state_cache_fetch(const char *model, const StateVersion *version, Size n,
+				  ItemPointerData **tids, int *ntids)
 {
 	dlist_iter	it;
 
+	*tids = NULL;
+	*ntids = 0;
 	if (unlearn_state_cache_kb <= 0)
 		return NULL;
 	dlist_foreach(it, &lru)
 	{
 		CacheEntry *e = dlist_container(CacheEntry, node, it.cur);
 
-		if (e->xmin == xmin && ItemPointerEquals(&e->ctid, ctid) &&
+		if (e->version.xmin == version->xmin &&
+			ItemPointerEquals(&e->version.ctid, (ItemPointer) &version->ctid) &&
+			e->version.blocks_file == version->blocks_file &&
 			e->ndoubles == n && strcmp(e->model, model) == 0)
 		{
 			double	   *copy = state_cache_buffer(n);
 
 			memcpy(copy, e->matrices, sizeof(double) * n);
+			if (e->tids)
+			{
+				*tids = palloc(sizeof(ItemPointerData) * e->ntids);
+				memcpy(*tids, e->tids, sizeof(ItemPointerData) * e->ntids);
+				*ntids = e->ntids;
+			}
 			dlist_move_head(&lru, &e->node);
 			return copy;
 		}
@@ -180,8 +197,8 @@ state_cache_fetch(const char *model, TransactionId xmin, ItemPointer ctid, Size 
  * copied.
  */
 void
-state_cache_store(const char *model, TransactionId xmin, ItemPointer ctid,
-				  double *matrices, Size n)
+state_cache_store(const char *model, const StateVersion *version,
+				  double *matrices, Size n, const ItemPointerData *tids, int ntids)
 {
 	MemoryContext old;
 	PendingBuffer *pending;
@@ -204,9 +221,16 @@ state_cache_store(const char *model, TransactionId xmin, ItemPointer ctid,
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	e = palloc(sizeof(CacheEntry));
 	e->model = pstrdup(model);
-	e->xmin = xmin;
-	e->ctid = *ctid;
+	e->version = *version;
 	e->ndoubles = n;
+	e->tids = NULL;
+	e->ntids = 0;
+	if (tids != NULL && ntids > 0)
+	{
+		e->tids = palloc(sizeof(ItemPointerData) * ntids);
+		memcpy(e->tids, tids, sizeof(ItemPointerData) * ntids);
+		e->ntids = ntids;
+	}
 	pending = find_pending(matrices);
 	if (pending != NULL && !pending->adopted)
 	{

@@ -67,6 +67,18 @@ typedef struct DesignMatrix
 } DesignMatrix;
 
 /*
+ * Identity of a version of a model's secret state (state_cache.c): the
+ * model_state row version written with its blocks, and the file of
+ * unlearn.model_blocks (which VACUUM FULL or CLUSTER would change).
+ */
+typedef struct StateVersion
+{
+	TransactionId xmin;
+	ItemPointerData ctid;
+	Oid			blocks_file;
+} StateVersion;
+
+/*
  * Model definition as stored in unlearn.models, plus the secret state of
  * unlearn.model_state once loaded.
  */
@@ -116,8 +128,9 @@ typedef struct UnlearnModel
 	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
 	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
 	double	   *state_buffer;	/* factor and gram in one state_cache buffer */
-	TransactionId state_xmin;	/* version of the model_state row loaded or */
-	ItemPointerData state_ctid; /* written last (state_cache.c) */
+	StateVersion version;		/* of the state loaded or written last */
+	ItemPointerData *block_tids;	/* where its blocks are, or NULL */
+	int			nblock_tids;
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
@@ -210,9 +223,10 @@ extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *ad
 extern int	unlearn_state_cache_kb;
 extern void state_cache_init(void);
 extern double *state_cache_buffer(Size n);
-extern double *state_cache_fetch(const char *model, TransactionId xmin, ItemPointer ctid, Size n);
-extern void state_cache_store(const char *model, TransactionId xmin, ItemPointer ctid,
-							  double *matrices, Size n);
+extern double *state_cache_fetch(const char *model, const StateVersion *version, Size n,
+								 ItemPointerData **tids, int *ntids);
+extern void state_cache_store(const char *model, const StateVersion *version,
+							  double *matrices, Size n, const ItemPointerData *tids, int ntids);
 extern void state_cache_forget(const char *model);
 
 /* verify.c */
