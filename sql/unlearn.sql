@@ -32,6 +32,7 @@ CREATE TABLE unlearn.models (
 	removed		bigint NOT NULL DEFAULT 0,
 	inserted	bigint NOT NULL DEFAULT 0,
 	retrains	integer NOT NULL DEFAULT 0,
+	reanchors	integer NOT NULL DEFAULT 0,
 	lambda		float8 NOT NULL,
 	reg			float8 NOT NULL,
 	sigma		float8 NOT NULL,
@@ -54,6 +55,7 @@ COMMENT ON COLUMN unlearn.models.scale IS 'row map: x -> (x, 1) / max(scale, ||(
 COMMENT ON COLUMN unlearn.models.rows IS 'rows the model reflects now';
 COMMENT ON COLUMN unlearn.models.reg IS 'Lambda = lambda * trained_rows, frozen at (re)training';
 COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual budget of the analytic Gaussian mechanism';
+COMMENT ON COLUMN unlearn.models.reanchors IS 'times the Hessian was rebuilt at the current w and spent replaced by the measured residual (no change to w or b)';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
 -- Secret and data-derived state: noise b, anchor w0, and (in
@@ -100,7 +102,8 @@ CREATE TABLE unlearn.ledger (
 	rows_added	bigint NOT NULL DEFAULT 0,
 	bound		float8 NOT NULL DEFAULT 0,
 	spent		float8 NOT NULL,
-	retrained	boolean NOT NULL DEFAULT false
+	retrained	boolean NOT NULL DEFAULT false,
+	reanchored	boolean NOT NULL DEFAULT false
 );
 CREATE INDEX ON unlearn.ledger (model, id);
 COMMENT ON TABLE unlearn.ledger IS 'one row per statement and model: what was removed or added and the residual bound spent; never feature values';

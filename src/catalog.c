@@ -723,9 +723,9 @@ write_state(UnlearnModel *m, bool full)
 void
 catalog_update_model(UnlearnModel *m)
 {
-	Oid			types[12] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
-	INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID};
-	Datum		v[12];
+	Oid			types[13] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID};
+	Datum		v[13];
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->name);
@@ -740,12 +740,14 @@ catalog_update_model(UnlearnModel *m)
 	v[9] = Float8GetDatum(m->spent);
 	v[10] = coef_array(m->coef, m->nclasses, m->p);
 	v[11] = BoolGetDatum(m->retrained_now);
+	v[12] = Int32GetDatum(m->reanchors_now);
 	ret = SPI_execute_with_args("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 								"spent = $10, coef = $11, updated_at = clock_timestamp(), "
-								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END "
+								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
+								"reanchors = reanchors + $13 "
 								"WHERE model = $1",
-								12, types, v, NULL, false, 0);
+								13, types, v, NULL, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);
 	write_state(m, m->retrained_now);
@@ -770,8 +772,9 @@ void
 catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 added,
 			   double bound, bool retrained)
 {
-	Oid			types[8] = {TEXTOID, OIDOID, TEXTOID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BOOLOID};
-	Datum		v[8];
+	Oid			types[9] = {TEXTOID, OIDOID, TEXTOID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BOOLOID,
+	BOOLOID};
+	Datum		v[9];
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->name);
@@ -782,9 +785,11 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 	v[5] = Float8GetDatum(bound);
 	v[6] = Float8GetDatum(m->spent);
 	v[7] = BoolGetDatum(retrained);
+	v[8] = BoolGetDatum(m->reanchors_now > 0);
 	ret = SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
-								"rows_added, bound, spent, retrained) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-								8, types, v, NULL, false, 0);
+								"rows_added, bound, spent, retrained, reanchored) "
+								"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+								9, types, v, NULL, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write ledger: %d", ret);
 }

@@ -45,6 +45,7 @@
 
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 
 /* Per-statement working data: targets of the rows, per class. */
 typedef struct StepRows
@@ -283,8 +284,8 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 				 * and the rounding of the residual itself, a sum of n terms
 				 * with |l'| <= 1: 2 (n + p) eps (n + Lambda ||w||)
 				 */
-				bound += 2.0 * (m->rows + p) * DBL_EPSILON *
-					(m->rows + m->reg * vec_norm(w, p));
+				bound += 2.0 * (m->rows + adds->count + p) * DBL_EPSILON *
+					(m->rows + adds->count + m->reg * vec_norm(w, p));
 			}
 			/* w moves by v: K'(w - w0) moves by K'v */
 			cblas_daxpy(p, 1.0, kv, 1, drift_prod, 1);
@@ -340,6 +341,19 @@ budget_exceeded(UnlearnModel *m, const double *class_spent_after)
 	return combine_class_spent(class_spent_after, m->nclasses) > m->budget;
 }
 
+bool		unlearn_reanchor = true;
+
+void
+removal_init(void)
+{
+	DefineCustomBoolVariable("unlearn.reanchor",
+							 "Re-anchor a model before its removal budget would run out.",
+							 "Rebuilds the Hessian at the current weights and replaces the spent budget "
+							 "by the measured gradient residual; off follows Algorithm 2 strictly and "
+							 "retrains instead.",
+							 &unlearn_reanchor, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
 static void
 retrain_now(UnlearnModel *m, const char *why)
@@ -353,27 +367,86 @@ retrain_now(UnlearnModel *m, const char *why)
 }
 
 /*
- * After a step: retrain when it failed numerically (always) or when the
- * spend would exceed the budget (per on_exhausted; only once the bound is
- * known, which for the exact bound is at the end of the statement).
- * Returns whether the model was retrained.
+ * Re-anchoring (certified-removal.md §5): rebuild every class's H at its
+ * current w on the rows the model reflects now (w0 := w), rebuild K' =
+ * X'X exactly, and measure the residual u_k = grad L_b(w_k; D) itself.
+ * beta_k then becomes ||u_k|| plus the rounding allowance of that sum,
+ * 2 (n + p) eps (sum |l'| + Lambda ||w|| + ||b||), as after training.
+ *
+ * This is sound because the certificate (Theorem 1) needs only ||u|| <=
+ * eps' for the released w; beta is an upper bound on ||u||, and the sum of
+ * per-step bounds of Algorithm 2 is just one such bound, by the triangle
+ * inequality.  Neither w nor b changes: this is not a retrain.  It costs
+ * one O(n p^2) pass, about one Newton iteration of training, and resets
+ * the stale-Hessian term of later steps to zero.
+ *
+ * Returns false, having changed nothing, if some H is not positive
+ * definite.
  */
 static bool
-retrain_if_needed(UnlearnModel *m, StepOutcome outcome, const double *spent_after,
-				  bool bound_known)
+reanchor_model(UnlearnModel *m)
 {
-	if (outcome == STEP_NUMERICAL)
+	DesignMatrix dm;
+	int			p = m->p;
+	int			K = m->nclasses;
+	Size		packed = PACKED_SIZE(p);
+	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * K);
+	double	   *measured = palloc(sizeof(double) * K);
+	double	   *g = palloc(sizeof(double) * p);
+	bool		ok = true;
+	int			k;
+
+	load_design(m, relation_qualified_name(m->source), &dm, false);
+	map_design(m, &dm, false);
+	linalg_parallel(true);
+	for (k = 0; k < K && ok; k++)
 	{
-		retrain_now(m, "The Hessian factor lost positive definiteness.");
-		return true;
+		const double *w = m->coef + (Size) k * p;
+		double		magnitude;
+
+		ok = design_hessian_factor(m, &dm, k, w, factor + packed * k);
+		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g, &magnitude);
+		measured[k] = vec_norm(g, p) + 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
 	}
-	if (!bound_known || !budget_exceeded(m, spent_after))
+	if (ok)
+	{
+		gram_of_design(&dm, m->gram);
+		memcpy(m->factor, factor, sizeof(double) * packed * K);
+		memcpy(m->anchor, m->coef, sizeof(double) * K * p);
+		memcpy(m->class_spent, measured, sizeof(double) * K);
+		m->spent = combine_class_spent(m->class_spent, K);
+		m->anchor_changed = m->gram_changed = true;
+		m->reanchors_now = 1;
+		elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
+			 m->name, (long long) dm.n, m->spent, m->budget);
+	}
+	linalg_parallel(false);
+	free_design(&dm);
+	pfree(factor);
+	pfree(measured);
+	pfree(g);
+	return ok;
+}
+
+/*
+ * The statement would take beta past eps'.  First re-anchor, which
+ * replaces beta by the measured residual; if that still does not fit, or
+ * cannot be done, the model is exhausted: retrain (Algorithm 2) or fail,
+ * per on_exhausted.  Returns whether the model was retrained.
+ */
+static bool
+handle_exhausted(UnlearnModel *m)
+{
+	double		spent_before = m->spent;
+
+	if (unlearn_reanchor && reanchor_model(m) && !budget_exceeded(m, m->class_spent))
 		return false;
 	if (!m->retrain_on_exhausted)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("removal budget of model \"%s\" is exhausted", m->name),
-				 errdetail("Spent %.6g of %.6g; this change would exceed it.", m->spent, m->budget),
+				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual.",
+						   spent_before, m->budget),
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
 						 m->name)));
 	retrain_now(m, "The removal budget would be exceeded.");
@@ -382,8 +455,8 @@ retrain_if_needed(UnlearnModel *m, StepOutcome outcome, const double *spent_afte
 
 /*
  * Apply one statement's row changes to m (which must be loaded with its
- * state and locked).  Returns the l2 (over classes) bound spent by the
- * statement; m is left ready for catalog_update_model.
+ * state and locked).  Returns the l2 (over classes) bound of the
+ * statement's change; m is left ready for catalog_update_model.
  */
 double
 apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
@@ -404,6 +477,8 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 
 	prepare_rows(m, removed, &rems);
 	prepare_rows(m, added, &adds);
+	m->removed += rems.count;
+	m->inserted += adds.count;
 
 	if (m->factor == NULL)
 	{
@@ -412,8 +487,6 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		 * retraining on the current rows is always a valid removal.
 		 */
 		retrain_now(m, "Its Hessian factor and Gram matrix were lost in a crash; they live in an unlogged table.");
-		m->removed += rems.count;
-		m->inserted += adds.count;
 		return 0.0;
 	}
 	init_step_cache(m, &cache);
@@ -428,58 +501,56 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		/* sequential steps: one row each, removals first */
 		for (i = 0; i < rems.count + adds.count && !retrained; i++)
 		{
-			double	   *step_bound = palloc0(sizeof(double) * K);
 			StepOutcome outcome;
 
 			CHECK_FOR_INTERRUPTS();
 			if (i < rems.count)
-				outcome = newton_step(m, &cache, &rems, i, 1, &adds, 0, 0, step_bound);
+				outcome = newton_step(m, &cache, &rems, i, 1, &adds, 0, 0, statement_bound);
 			else
-				outcome = newton_step(m, &cache, &rems, 0, 0, &adds, i - rems.count, 1, step_bound);
-			for (k = 0; k < K; k++)
-				spent_after[k] = m->class_spent[k] + statement_bound[k] + step_bound[k];
-			retrained = retrain_if_needed(m, outcome, spent_after, m->bound != BOUND_EXACT);
-			if (!retrained)
-				for (k = 0; k < K; k++)
-					statement_bound[k] += step_bound[k];
-			pfree(step_bound);
+				outcome = newton_step(m, &cache, &rems, 0, 0, &adds, i - rems.count, 1, statement_bound);
+			if (outcome == STEP_NUMERICAL)
+			{
+				retrain_now(m, "The Hessian factor lost positive definiteness.");
+				retrained = true;
+			}
 		}
+	}
+	else if (newton_step(m, &cache, &rems, 0, rems.count, &adds, 0, adds.count,
+						 statement_bound) == STEP_NUMERICAL)
+	{
+		retrain_now(m, "The Hessian factor lost positive definiteness.");
+		retrained = true;
+	}
+	if (retrained)
+		return 0.0;
+
+	m->rows += adds.count - rems.count;
+	if (m->bound == BOUND_EXACT && m->loss != LOSS_SQUARED)
+		exact_statement_bound(m, w_start, &rems, &adds, statement_bound);
+	total_bound = combine_class_spent(statement_bound, K);
+
+	for (k = 0; k < K; k++)
+		spent_after[k] = m->class_spent[k] + statement_bound[k];
+	if (budget_exceeded(m, spent_after))
+	{
+		if (handle_exhausted(m))
+			return total_bound;
 	}
 	else
 	{
-		StepOutcome outcome = newton_step(m, &cache, &rems, 0, rems.count, &adds, 0, adds.count,
-										  statement_bound);
-
-		for (k = 0; k < K; k++)
-			spent_after[k] = m->class_spent[k] + statement_bound[k];
-		retrained = retrain_if_needed(m, outcome, spent_after, m->bound != BOUND_EXACT);
-	}
-
-	if (!retrained && m->bound == BOUND_EXACT && m->loss != LOSS_SQUARED)
-	{
-		exact_statement_bound(m, w_start, &rems, &adds, statement_bound);
-		for (k = 0; k < K; k++)
-			spent_after[k] = m->class_spent[k] + statement_bound[k];
-		retrained = retrain_if_needed(m, STEP_OK, spent_after, true);
-	}
-
-	total_bound = combine_class_spent(statement_bound, K);
-	if (!retrained)
-	{
-		for (k = 0; k < K; k++)
-			m->class_spent[k] += statement_bound[k];
+		memcpy(m->class_spent, spent_after, sizeof(double) * K);
 		m->spent = combine_class_spent(m->class_spent, K);
-		m->rows += adds.count - rems.count;
-		if (m->budget > 0 && m->loss != LOSS_SQUARED &&
-			spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
-			ereport(NOTICE,
-					(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->name),
-					 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
-					 errhint(m->retrain_on_exhausted ?
-							 "The next removals that would exceed the budget retrain the model." :
-							 "Removals that would exceed the budget will fail; retrain the model with unlearn_retrain().")));
 	}
-	m->removed += rems.count;
-	m->inserted += adds.count;
+	if (m->budget > 0 && m->loss != LOSS_SQUARED &&
+		spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
+		ereport(NOTICE,
+				(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->name),
+				 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
+				 unlearn_reanchor ?
+				 errhint("A removal that would exceed the budget first re-anchors the model, measuring its residual; if that does not fit either, it %s.",
+						 m->retrain_on_exhausted ? "retrains the model" : "fails") :
+				 errhint(m->retrain_on_exhausted ?
+						 "The next removals that would exceed the budget retrain the model." :
+						 "Removals that would exceed the budget will fail; retrain the model with unlearn_retrain().")));
 	return total_bound;
 }

@@ -610,6 +610,32 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 	return gnorm + 2.0 * (dm->n + p) * DBL_EPSILON * magnitude;
 }
 
+/*
+ * The packed lower Cholesky factor of H = sum_i l''(w.x_i) x_i x_i' +
+ * Lambda I at w on the design: one O(n p^2) pass and an O(p^3) factor.
+ * Returns false when H is not positive definite.
+ */
+bool
+design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
+					  double *factor)
+{
+	int			p = m->p;
+	double	   *h = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	double	   *slab = palloc(sizeof(double) * SLAB_ROWS * p);
+	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(dm->n, 1));
+	lapack_int	info;
+
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, p, 1.0, dm->x, p, w, 1, 0.0, margin, 1);
+	hessian_full(m, dm, k, w, margin, h, slab);
+	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
+	if (info == 0)
+		packed_from_full(h, p, factor);
+	pfree(h);
+	pfree(slab);
+	pfree(margin);
+	return info == 0;
+}
+
 /* K' = X'X, packed, and its trace (an upper bound on lambda_max). */
 void
 gram_of_design(const DesignMatrix *dm, double *gram_packed)

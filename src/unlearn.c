@@ -33,6 +33,7 @@ _PG_init(void)
 {
 	linalg_init();
 	state_cache_init();
+	removal_init();
 }
 
 static const char *const train_argnames[] = {

@@ -105,6 +105,7 @@ typedef struct UnlearnModel
 	int64		removed;
 	int64		inserted;
 	int			retrains;
+	int			reanchors_now;	/* re-anchorings in this call (0 or 1) */
 	double		lambda;
 	double		reg;			/* Lambda */
 	double		sigma;
@@ -181,6 +182,8 @@ extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 						const double *b, double *w, double *anchor, double *factor,
 						bool verbose);
 extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
+extern bool design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k,
+								  const double *w, double *factor);
 extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 							  const double *w, const double *b, double *g,
 							  double *magnitude);
@@ -217,6 +220,8 @@ typedef struct RowBatch
 	double	   *x;				/* count * p, mapped */
 	char	  **labels;			/* label text per row */
 } RowBatch;
+extern bool unlearn_reanchor;
+extern void removal_init(void);
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
 
 /* state_cache.c */
