@@ -67,11 +67,12 @@ CREATE TABLE unlearn.model_state (
 	noise		bytea NOT NULL,
 	anchor		bytea NOT NULL,
 	gram_bound	float8 NOT NULL,
-	class_spent float8[] NOT NULL
+	class_spent float8[] NOT NULL,
+	weight_sum	float8[] NOT NULL
 );
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
-COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget per class';
+COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class';
 
 -- The O(K p^2) matrices, the Cholesky factors of H (class by class) then K',
 -- as one array of float8 cut into blocks that fit inline (STORAGE PLAIN,

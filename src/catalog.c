@@ -173,10 +173,11 @@ getcol(int col, bool *isnull)
 #define BLOCK_BYTES_SQL 3760
 StaticAssertDecl(BLOCK_BYTES_SQL == BLOCK_DOUBLES * sizeof(double), "block size in SQL");
 
+/* the factors, then K' if the bound needs it */
 static Size
 matrix_doubles(UnlearnModel *m)
 {
-	return PACKED_SIZE(m->p) * (m->nclasses + 1);
+	return PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
 }
 
 /* Oid of unlearn.model_blocks and its current relfilenode */
@@ -236,13 +237,14 @@ gather_matrices(UnlearnModel *m)
 	double	   *buffer;
 
 	if (m->state_buffer != NULL && m->factor == m->state_buffer &&
-		m->gram == m->state_buffer + packed * m->nclasses)
+		(!MODEL_HAS_GRAM(m) || m->gram == m->state_buffer + packed * m->nclasses))
 		return;
 	buffer = state_cache_buffer(matrix_doubles(m));
 	memcpy(buffer, m->factor, sizeof(double) * packed * m->nclasses);
-	memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
+	if (MODEL_HAS_GRAM(m))
+		memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
 	m->state_buffer = m->factor = buffer;
-	m->gram = buffer + packed * m->nclasses;
+	m->gram = MODEL_HAS_GRAM(m) ? buffer + packed * m->nclasses : NULL;
 }
 
 void
@@ -261,9 +263,9 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
 								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
 								"FROM unlearn.model_state WHERE model = $1",
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -277,6 +279,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, "anchor");
 	m->gram_bound = DatumGetFloat8(getcol(3, &isnull));
 	m->class_spent = doubles_from_array(getcol(4, &isnull), &n);
+	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n);
 	state_version_from_result(m, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
 
@@ -317,7 +320,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		state_cache_store(m->name, &m->version, matrices, total, m->block_tids, m->nblock_tids);
 	}
 	m->state_buffer = m->factor = matrices;
-	m->gram = matrices + packed * m->nclasses;
+	m->gram = MODEL_HAS_GRAM(m) ? matrices + packed * m->nclasses : NULL;
 }
 
 UnlearnModel *
@@ -644,14 +647,14 @@ update_blocks_direct(UnlearnModel *m, int nblocks)
  * anchor are rewritten only after a (re)training or re-anchoring, so a
  * removal leaves their TOAST values in place.  The matrix blocks are
  * rewritten in place (HOT updates), and only the factors' blocks when K'
- * did not change (a removal leaves K' as it is, see removal.c).
+ * (kept for the guo bound only) did not change.
  */
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[5] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, BYTEAOID, BYTEAOID};
+	Oid			types[6] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID};
 	Oid			btypes[3] = {TEXTOID, BYTEAOID, INT4OID};
-	Datum		v[5];
+	Datum		v[6];
 	Datum		bv[3];
 	int			ret;
 	Size		total = matrix_doubles(m);
@@ -661,23 +664,24 @@ write_state(UnlearnModel *m, bool full)
 	v[0] = CStringGetTextDatum(m->name);
 	v[1] = float8_array(m->class_spent, m->nclasses);
 	v[2] = Float8GetDatum(m->gram_bound);
-	v[3] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
-	v[4] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
+	v[3] = float8_array(m->weight_sum, m->nclasses);
+	v[4] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
+	v[5] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
 	if (full)
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, noise, anchor) "
-									"VALUES ($1, $2, $3, $4, $5) "
+									"(model, class_spent, gram_bound, weight_sum, noise, anchor) "
+									"VALUES ($1, $2, $3, $4, $5, $6) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"noise = $4, anchor = $5 RETURNING xmin, ctid",
-									5, types, v, NULL, false, 0);
+									"weight_sum = $4, noise = $5, anchor = $6 RETURNING xmin, ctid",
+									6, types, v, NULL, false, 0);
 	else if (m->anchor_changed)
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"anchor = $5 WHERE model = $1 RETURNING xmin, ctid",
-									5, types, v, NULL, false, 0);
+									"weight_sum = $4, anchor = $6 WHERE model = $1 RETURNING xmin, ctid",
+									6, types, v, NULL, false, 0);
 	else
-		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3 "
-									"WHERE model = $1 RETURNING xmin, ctid",
-									3, types, v, NULL, false, 0);
+		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+									"weight_sum = $4 WHERE model = $1 RETURNING xmin, ctid",
+									4, types, v, NULL, false, 0);
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
 	state_version_from_result(m, 1, 2);

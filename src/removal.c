@@ -124,33 +124,37 @@ init_step_cache(UnlearnModel *m, StepCache *cache)
 	int			k,
 				j;
 
-	cache->drift_prod = palloc(sizeof(double) * m->nclasses * p);
+	cache->drift_prod = MODEL_HAS_GRAM(m) ? palloc(sizeof(double) * m->nclasses * p) : NULL;
 	cache->factor_norm2 = palloc(sizeof(double) * m->nclasses);
 	for (k = 0; k < m->nclasses; k++)
 	{
 		const double *lfac = m->factor + packed * k;
 
-		for (j = 0; j < p; j++)
-			drift[j] = m->coef[(Size) k * p + j] - m->anchor[(Size) k * p + j];
-		packed_quadratic(m->gram, p, drift, cache->drift_prod + (Size) k * p);
+		if (cache->drift_prod)
+		{
+			for (j = 0; j < p; j++)
+				drift[j] = m->coef[(Size) k * p + j] - m->anchor[(Size) k * p + j];
+			packed_quadratic(m->gram, p, drift, cache->drift_prod + (Size) k * p);
+		}
 		cache->factor_norm2[k] = cblas_ddot((int) packed, lfac, 1, lfac, 1);
 	}
 	pfree(drift);
 }
 
 /*
- * K' += sum of x x' over added rows [from, from + count), keeping every
+ * K' += sign * sum of x x' over rows [from, from + count), keeping every
  * class's drift product K'(w_k - w0_k) in step.  Many rows go through one
  * level-3 DSYRK on the unpacked matrix, few through DSPR.
  */
 static void
-update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, int count)
+update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, int count,
+			double sign)
 {
 	int			p = m->p;
 	int			i,
 				k;
 
-	if (count == 0)
+	if (count == 0 || !MODEL_HAS_GRAM(m))
 		return;
 	m->gram_changed = true;
 	for (i = from; i < from + count; i++)
@@ -163,20 +167,21 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 			const double *w0 = m->anchor + (Size) k * p;
 			double		a = cblas_ddot(p, w, 1, x, 1) - cblas_ddot(p, w0, 1, x, 1);
 
-			cblas_daxpy(p, a, x, 1, cache->drift_prod + (Size) k * p, 1);
+			cblas_daxpy(p, sign * a, x, 1, cache->drift_prod + (Size) k * p, 1);
 		}
-		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2 */
-		m->gram_bound += cblas_ddot(p, x, 1, x, 1);
+		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2; a removal keeps it */
+		if (sign > 0)
+			m->gram_bound += cblas_ddot(p, x, 1, x, 1);
 	}
 	if (count < 8)
 		for (i = from; i < from + count; i++)
-			cblas_dspr(CblasColMajor, CblasLower, p, 1.0, rows->x + (Size) i * p, 1, m->gram);
+			cblas_dspr(CblasColMajor, CblasLower, p, sign, rows->x + (Size) i * p, 1, m->gram);
 	else
 	{
 		double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 
 		full_from_packed(m->gram, p, full);
-		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, 1.0,
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, sign,
 					rows->x + (Size) from * p, p, 1.0, full, p);
 		packed_from_full(full, p, m->gram);
 		pfree(full);
@@ -214,6 +219,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, adds, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
+			m->weight_sum[k] += c;
 			cache->factor_norm2[k] += c * cblas_ddot(p, x, 1, x, 1);
 			/* down-dates below leave factor_norm2 an upper bound */
 		}
@@ -224,24 +230,19 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 
 			if (!chol_rank1_downdate(lfac, p, x, c))
 				return STEP_NUMERICAL;
+			m->weight_sum[k] -= c;
 		}
 	}
-	/*
-	 * K' and the drift products change once for all classes, and only for
-	 * added rows: removed rows stay in K', which so remains an upper bound
-	 * (in the PSD order) on the Gram matrix of the rows the model reflects.
-	 * Every bound uses K' only through ||X'u||^2 <= u'K'u, so they stay
-	 * sound, and a removal need not rewrite K'.  Re-anchoring and
-	 * retraining rebuild it exactly.
-	 */
-	update_gram(m, cache, adds, add_from, add_count);
+	/* K' and the drift products (guo only) change once for all classes */
+	update_gram(m, cache, adds, add_from, add_count, 1.0);
+	update_gram(m, cache, rems, rem_from, rem_count, -1.0);
 
 	for (k = 0; k < m->nclasses; k++)
 	{
 		double	   *w = m->coef + (Size) k * p;
 		double	   *w0 = m->anchor + (Size) k * p;
 		double	   *lfac = m->factor + packed * k;
-		double	   *drift_prod = cache->drift_prod + (Size) k * p;
+		double	   *drift_prod = cache->drift_prod ? cache->drift_prod + (Size) k * p : NULL;
 		double		bound = 0.0;
 
 		memset(delta, 0, sizeof(double) * p);
@@ -251,44 +252,67 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 		/* v = H^{-1} Delta */
 		memcpy(v, delta, sizeof(double) * p);
 		chol_solve_packed(lfac, p, v);
-		if (gamma > 0.0)
+		if (gamma > 0.0 && m->bound != BOUND_EXACT)
 		{
-			double		quad,
-						drift_quad = 0.0,
-						solve_error;
-			int			j;
-
-			quad = Max(packed_quadratic(m->gram, p, v, kv), 0.0);	/* ||X'v||^2 */
-			for (j = 0; j < p; j++)
-				drift_quad += (w[j] - w0[j]) * drift_prod[j];	/* ||X'(w-w0)||^2 */
-			drift_quad = Max(drift_quad, 0.0);
+			double		v_norm = vec_norm(v, p);
+			double		solve_error;
 
 			/*
 			 * ||L L' v - Delta|| for v from two triangular solves: each is
 			 * backward stable with |dL| <= gamma_p |L| (Higham, Thm 8.5),
 			 * so the error is at most (2 gamma_p + gamma_p^2) ||L||_F^2 ||v||.
 			 */
-			solve_error = (2.0 * gamma_p + gamma_p * gamma_p) * cache->factor_norm2[k] * vec_norm(v, p);
+			solve_error = (2.0 * gamma_p + gamma_p * gamma_p) * cache->factor_norm2[k] * v_norm;
 
-			if (m->bound == BOUND_TAYLOR)
-				bound = 0.5 * gamma * quad;
-			else if (m->bound == BOUND_GUO)
-				bound = gamma * sqrt(m->gram_bound) * vec_norm(v, p) * sqrt(quad);
-			if (m->bound != BOUND_EXACT)
+			if (m->bound == BOUND_GUO)
 			{
-				bound += gamma * sqrt(drift_quad) * sqrt(quad) + solve_error;
-				/* cover the rounding of the two quadratic forms */
-				bound = bound * (1.0 + 64.0 * p * DBL_EPSILON);
+				double		quad,
+							drift_quad = 0.0;
+				int			j;
 
-				/*
-				 * and the rounding of the residual itself, a sum of n terms
-				 * with |l'| <= 1: 2 (n + p) eps (n + Lambda ||w||)
-				 */
-				bound += 2.0 * (m->rows + adds->count + p) * DBL_EPSILON *
-					(m->rows + adds->count + m->reg * vec_norm(w, p));
+				quad = Max(packed_quadratic(m->gram, p, v, kv), 0.0);	/* ||X'v||^2 */
+				for (j = 0; j < p; j++)
+					drift_quad += (w[j] - w0[j]) * drift_prod[j];	/* ||X'(w-w0)||^2 */
+				drift_quad = Max(drift_quad, 0.0);
+				bound = gamma * sqrt(m->gram_bound) * v_norm * sqrt(quad)
+					+ gamma * sqrt(drift_quad) * sqrt(quad);
+				/* w moves by v: K'(w - w0) moves by K'v */
+				cblas_daxpy(p, 1.0, kv, 1, drift_prod, 1);
 			}
-			/* w moves by v: K'(w - w0) moves by K'v */
-			cblas_daxpy(p, 1.0, kv, 1, drift_prod, 1);
+			else
+			{
+				/*
+				 * taylor, in the self-concordant form (see the header):
+				 * q = sum_i c_i t_i^2 = v'(H - Lambda I)v = ||L'v||^2 -
+				 * Lambda ||v||^2, each side rounded the safe way.
+				 */
+				double		drift = 0.0,
+							lv2,
+							q,
+							weight;
+				int			j;
+
+				for (j = 0; j < p; j++)
+					drift += (w[j] - w0[j]) * (w[j] - w0[j]);
+				drift = sqrt(drift) * (1.0 + p * DBL_EPSILON);
+				memcpy(kv, v, sizeof(double) * p);
+				cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lfac, kv, 1);
+				lv2 = cblas_ddot(p, kv, 1, kv, 1);
+				q = Max(lv2 * (1.0 + 4.0 * p * DBL_EPSILON) -
+						m->reg * v_norm * v_norm * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
+				weight = Max(m->weight_sum[k], 0.0) * (1.0 + 2.0 * (m->rows + adds->count + p) * DBL_EPSILON);
+				bound = 0.5 * exp(v_norm + drift) * q + expm1(drift) * sqrt(weight * q);
+			}
+			bound += solve_error;
+			/* cover the rounding of the quadratic forms */
+			bound = bound * (1.0 + 64.0 * p * DBL_EPSILON);
+
+			/*
+			 * and the rounding of the residual itself, a sum of n terms with
+			 * |l'| <= 1: 2 (n + p) eps (n + Lambda ||w||)
+			 */
+			bound += 2.0 * (m->rows + adds->count + p) * DBL_EPSILON *
+				(m->rows + adds->count + m->reg * vec_norm(w, p));
 		}
 		step_bound[k] += bound;
 		cblas_daxpy(p, 1.0, v, 1, w, 1);
@@ -367,9 +391,9 @@ retrain_now(UnlearnModel *m, const char *why)
 }
 
 /*
- * Re-anchoring (certified-removal.md §5): rebuild every class's H at its
- * current w on the rows the model reflects now (w0 := w), rebuild K' =
- * X'X exactly, and measure the residual u_k = grad L_b(w_k; D) itself.
+ * Re-anchoring (certified-removal.md §5): rebuild every class's H (and C)
+ * at its current w on the rows the model reflects now (w0 := w), rebuild
+ * K' = X'X for guo, and measure the residual u_k = grad L_b(w_k; D) itself.
  * beta_k then becomes ||u_k|| plus the rounding allowance of that sum,
  * 2 (n + p) eps (sum |l'| + Lambda ||w|| + ||b||), as after training.
  *
@@ -392,6 +416,7 @@ reanchor_model(UnlearnModel *m)
 	Size		packed = PACKED_SIZE(p);
 	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * K);
 	double	   *measured = palloc(sizeof(double) * K);
+	double	   *weights = palloc(sizeof(double) * K);
 	double	   *g = palloc(sizeof(double) * p);
 	bool		ok = true;
 	int			k;
@@ -405,13 +430,16 @@ reanchor_model(UnlearnModel *m)
 		double		magnitude;
 
 		ok = design_hessian_factor(m, &dm, k, w, factor + packed * k);
+		weights[k] = design_weight_sum(m, &dm, k, w);
 		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g, &magnitude);
 		measured[k] = vec_norm(g, p) + 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
 	}
 	if (ok)
 	{
-		gram_of_design(&dm, m->gram);
+		if (MODEL_HAS_GRAM(m))
+			gram_of_design(&dm, m->gram);
 		memcpy(m->factor, factor, sizeof(double) * packed * K);
+		memcpy(m->weight_sum, weights, sizeof(double) * K);
 		memcpy(m->anchor, m->coef, sizeof(double) * K * p);
 		memcpy(m->class_spent, measured, sizeof(double) * K);
 		m->spent = combine_class_spent(m->class_spent, K);
@@ -424,6 +452,7 @@ reanchor_model(UnlearnModel *m)
 	free_design(&dm);
 	pfree(factor);
 	pfree(measured);
+	pfree(weights);
 	pfree(g);
 	return ok;
 }

@@ -636,7 +636,22 @@ design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k, const doub
 	return info == 0;
 }
 
-/* K' = X'X, packed, and its trace (an upper bound on lambda_max). */
+/* C = sum_i l''(w.x_i) over the design: one O(n p) pass */
+double
+design_weight_sum(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w)
+{
+	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(dm->n, 1));
+	double		sum = 0.0;
+	int64		i;
+
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, m->p, 1.0, dm->x, m->p, w, 1, 0.0, margin, 1);
+	for (i = 0; i < dm->n; i++)
+		sum += loss_d2(m->loss, margin[i], design_target(m, dm, i, k));
+	pfree(margin);
+	return sum;
+}
+
+/* K' = X'X, packed. */
 void
 gram_of_design(const DesignMatrix *dm, double *gram_packed)
 {
@@ -647,17 +662,6 @@ gram_of_design(const DesignMatrix *dm, double *gram_packed)
 	cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, dm->n, 1.0, dm->x, p, 0.0, full, p);
 	packed_from_full(full, p, gram_packed);
 	pfree(full);
-}
-
-static double
-packed_trace(const double *ap, int p)
-{
-	double		t = 0.0;
-	int			j;
-
-	for (j = 0; j < p; j++)
-		t += ap[(Size) j * p - (Size) j * (j - 1) / 2];
-	return t;
 }
 
 /*
@@ -700,18 +704,24 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	m->coef = palloc0(sizeof(double) * m->nclasses * p);
 	m->anchor = palloc(sizeof(double) * m->nclasses * p);
 	m->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
-	m->gram = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed);
+	m->gram = MODEL_HAS_GRAM(m) ? MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed) : NULL;
 	m->class_spent = palloc(sizeof(double) * m->nclasses);
+	m->weight_sum = palloc(sizeof(double) * m->nclasses);
 
 	for (k = 0; k < m->nclasses; k++)
 	{
 		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * p,
 									  m->coef + (Size) k * p, m->anchor + (Size) k * p,
 									  m->factor + packed * k, verbose);
+		m->weight_sum[k] = design_weight_sum(m, &dm, k, m->anchor + (Size) k * p);
 	}
-	gram_of_design(&dm, m->gram);
-	m->gram_bound = (m->bound == BOUND_GUO) ? packed_max_eigenvalue_bound(m->gram, p)
-		: packed_trace(m->gram, p);
+	if (MODEL_HAS_GRAM(m))
+	{
+		gram_of_design(&dm, m->gram);
+		m->gram_bound = packed_max_eigenvalue_bound(m->gram, p);
+	}
+	else
+		m->gram_bound = 0.0;	/* unused */
 	m->spent = combine_class_spent(m->class_spent, m->nclasses);
 	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
 	linalg_parallel(false);

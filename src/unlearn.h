@@ -17,9 +17,10 @@
  *	w0		the anchor: the point at which the stored Hessian was built
  *	H		the stale Hessian sum_i l''(w0.x_i) x_i x_i' + Lambda I, kept as
  *			a packed lower Cholesky factor and down-dated per row
- *	K'		sum_i x_i x_i' over the rows at the last (re)anchoring plus the
- *			rows added since: removed rows stay in, so K' bounds the Gram
- *			matrix X'X of the rows the model reflects in the PSD order
+ *	K'		the Gram matrix sum_i x_i x_i' of the rows the model reflects
+ *			(kept only for the guo bound)
+ *	C		sum_i l''(w0.x_i) over the rows the model reflects: the trace
+ *			weight of H's data part, one scalar per class
  *	Delta	sum over removed rows of grad l(w.x_r, y_r), minus the same sum
  *			over added rows (Eq. 3 / Eq. 6)
  *	v		H^{-1} Delta, the Newton step: w <- w + v
@@ -125,6 +126,7 @@ typedef struct UnlearnModel
 	double	   *gram;			/* p(p+1)/2: packed lower K' */
 	double		gram_bound;		/* rigorous upper bound on lambda_max(K') */
 	double	   *class_spent;	/* K: beta_k */
+	double	   *weight_sum;		/* K: C_k = sum_i l''(w0_k.x_i) over current rows */
 	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
 	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
 	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
@@ -135,6 +137,9 @@ typedef struct UnlearnModel
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
+
+/* only the guo bound needs K' (and so keeps it, down-dated like H) */
+#define MODEL_HAS_GRAM(m) ((m)->bound == BOUND_GUO)
 
 /* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
 extern void linalg_init(void);
@@ -184,6 +189,8 @@ extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
 extern bool design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k,
 								  const double *w, double *factor);
+extern double design_weight_sum(UnlearnModel *m, const DesignMatrix *dm, int k,
+								const double *w);
 extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 							  const double *w, const double *b, double *g,
 							  double *magnitude);
