@@ -9,20 +9,33 @@
  *
  *	 Delta = sum_{S-} l'(w.x_r) x_r - sum_{S+} l'(w.x_r) x_r
  *	 H    <- H - sum_{S-} c_r x_r x_r' + sum_{S+} c_r x_r x_r',  c_r = l''(w0.x_r)
- *	 K'   <- K' + sum_{S+} x_r x_r'	(removed rows stay: K' only bounds)
+ *	 C    <- C - sum_{S-} c_r + sum_{S+} c_r
+ *	 K'   <- K' - sum_{S-} x_r x_r' + sum_{S+} x_r x_r'	(guo only)
  *	 v     = H^{-1} Delta,  w <- w + v
  *
  * H is the stale Hessian built at the anchor w0, so c_r is evaluated at w0
- * (certified-removal.md §5).  The new residual is u_prev + R + (H_w - H)v +
- * (Hv - Delta) (§4.2), and the bound of one step is
+ * (certified-removal.md §5).  With t_i = x_i.v, the new residual is u_prev
+ * + R + (H_w - H)v + (Hv - Delta) (§4.2), R = sum_i r_i x_i the Taylor
+ * remainder, and the bound of one step is, with delta = ||w - w0|| and q =
+ * v'(H - Lambda I)v = sum_i c_i t_i^2:
  *
- *	 taylor: (gamma/2) v'K'v
- *	 guo:	 gamma ||X'||_2 ||v|| ||X'v||  with ||X'||_2^2 <= gram_bound
+ *	 taylor: (1/2) e^(||v|| + delta) q + (e^delta - 1) sqrt(C q)
+ *	 guo:	 gamma ||X'||_2 ||v|| ||X'v|| + gamma ||X'(w - w0)|| ||X'v||
  *
- * plus, for both, the stale-Hessian term gamma ||X'(w - w0)|| ||X'v|| and
- * a backward-error bound on the solve, ||L L' v - Delta|| <= (2 gamma_p +
- * gamma_p^2) ||L||_F^2 ||v|| (Higham, Thm 8.5).  The exact bound instead
- * measures R over the rows once per statement:
+ * taylor is the self-concordant form of §4.2's Taylor bound.  For the
+ * logistic loss |l'''| = l'' |1 - 2 sigma| <= l'', so l''(z + s) <= l''(z)
+ * e^|s| and |l''(z + s) - l''(z)| <= l''(z) (e^|s| - 1).  Hence |r_i| <=
+ * l''(w.x_i) (e^|t_i| - 1 - |t_i|) <= (1/2) e^|t_i| l''(w.x_i) t_i^2, with
+ * |t_i| <= ||v|| and l''(w.x_i) <= c_i e^delta as ||x_i|| <= 1: the first
+ * term.  And ||(H_w - H)v|| <= sum_i |l''(w.x_i) - c_i| |t_i| <= (e^delta -
+ * 1) sum_i c_i |t_i| <= (e^delta - 1) sqrt(C) sqrt(q) (Cauchy-Schwarz): the
+ * second.  q comes from the factor as ||L'v||^2 - Lambda ||v||^2; no Gram
+ * matrix is needed.
+ *
+ * Both add a backward-error bound on the solve, ||L L' v - Delta|| <=
+ * (2 gamma_p + gamma_p^2) ||L||_F^2 ||v|| (Higham, Thm 8.5), and the
+ * rounding of the residual sum.  The exact bound instead measures R over
+ * the rows once per statement:
  *
  *	 R = g(w_end; D') - g(w_start; D') - Delta(w_start),
  *	 g(w; D) = sum_i l'(w.x_i) x_i + Lambda w,
@@ -30,9 +43,10 @@
  * which is exactly the change of the residual whatever steps were taken.
  *
  * Cost per row: one rank-one factor down-date (or update) of O(p^2) per
- * class, one packed solve and one DSPMV, plus one DSPR on K' per added row; the exact bound
- * adds one O(n p) pass per statement.  Nothing here is O(p^3) or scans the
- * table, except that pass and a retrain.
+ * class, one packed solve and one packed triangular product (guo: a DSPR
+ * and a DSPMV on K'); the exact bound adds one O(n p) pass per statement.
+ * Nothing here is O(p^3) or scans the table, except that pass, a
+ * re-anchoring (once per exhausted budget) and a retrain.
  *
  *-------------------------------------------------------------------------
  */
