@@ -172,6 +172,10 @@ getcol(int col, bool *isnull)
 #define BLOCK_DOUBLES 470
 #define BLOCK_BYTES_SQL 3760
 StaticAssertDecl(BLOCK_BYTES_SQL == BLOCK_DOUBLES * sizeof(double), "block size in SQL");
+/* block number expr of the bytea $2 holding the matrices (see matrix_prefix) */
+#define BLOCK_SLICE_SQL(block) \
+	"substr($2, (" block " - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, " \
+	CppAsString2(BLOCK_BYTES_SQL) ")"
 
 /* the factors, then K' if the bound needs it */
 static Size
@@ -540,8 +544,7 @@ rewrite_all_blocks(UnlearnModel *m)
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not write model state: %d", ret);
 	ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, block, data) "
-								"SELECT $1, b, substr($2, (b - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
-								CppAsString2(BLOCK_BYTES_SQL) ") FROM generate_series(1, $3) AS b "
+								"SELECT $1, b, " BLOCK_SLICE_SQL("b") " FROM generate_series(1, $3) AS b "
 								"RETURNING block, ctid",
 								3, types, v, NULL, false, 0);
 	if (ret != SPI_OK_INSERT_RETURNING)
@@ -700,8 +703,7 @@ write_state(UnlearnModel *m, bool full)
 			bv[1] = matrix_prefix(m, changed);
 			bv[2] = Int32GetDatum(blocks_of(changed));
 			ret = SPI_execute_with_args("UPDATE unlearn.model_blocks "
-										"SET data = substr($2, (block - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, "
-										CppAsString2(BLOCK_BYTES_SQL) ") WHERE model = $1 AND block <= $3 "
+										"SET data = " BLOCK_SLICE_SQL("block") " WHERE model = $1 AND block <= $3 "
 										"RETURNING block, ctid",
 										3, btypes, bv, NULL, false, 0);
 			if (ret != SPI_OK_UPDATE_RETURNING)
