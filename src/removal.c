@@ -19,7 +19,7 @@
  * remainder, and the bound of one step is, with delta = ||w - w0|| and q =
  * v'(H - Lambda I)v = sum_i c_i t_i^2:
  *
- *	 taylor: (1/2) e^(||v|| + delta) q + (e^delta - 1) sqrt(C q)
+ *	 taylor: (1/2) e^(||v|| + delta) q + min((e^delta - 1) sqrt(C q), e^delta sqrt(s q))
  *	 guo:	 gamma ||X'||_2 ||v|| ||X'v|| + gamma ||X'(w - w0)|| ||X'v||
  *
  * taylor is the self-concordant form of §4.2's Taylor bound.  For the
@@ -29,8 +29,10 @@
  * |t_i| <= ||v|| and l''(w.x_i) <= c_i e^delta as ||x_i|| <= 1: the first
  * term.  And ||(H_w - H)v|| <= sum_i |l''(w.x_i) - c_i| |t_i| <= (e^delta -
  * 1) sum_i c_i |t_i| <= (e^delta - 1) sqrt(C) sqrt(q) (Cauchy-Schwarz): the
- * second.  q comes from the factor as ||L'v||^2 - Lambda ||v||^2; no Gram
- * matrix is needed.
+ * second.  With d_i = |(w - w0).x_i| <= delta instead, e^d_i - 1 <= d_i
+ * e^delta and Cauchy-Schwarz give e^delta sqrt(s q), s = sum_i c_i d_i^2 =
+ * (w - w0)'(H - Lambda I)(w - w0); the step takes the smaller.  q and s come
+ * from the factor as ||L'u||^2 - Lambda ||u||^2; no Gram matrix is needed.
  *
  * Both add a backward-error bound on the solve, ||L L' v - Delta|| <=
  * (2 gamma_p + gamma_p^2) ||L||_F^2 ||v|| (Higham, Thm 8.5), and the
@@ -203,6 +205,22 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 }
 
 /*
+ * u'(H - Lambda I)u = ||L'u||^2 - Lambda ||u||^2 for the factor L of H,
+ * rounded up; work is a p-vector.
+ */
+static double
+factor_data_quadratic(UnlearnModel *m, const double *lfac, const double *u, double *work)
+{
+	int			p = m->p;
+	double		unorm2 = cblas_ddot(p, u, 1, u, 1);
+
+	memcpy(work, u, sizeof(double) * p);
+	cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lfac, work, 1);
+	return Max(cblas_ddot(p, work, 1, work, 1) * (1.0 + 4.0 * p * DBL_EPSILON) -
+			   m->reg * unorm2 * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
+}
+
+/*
  * One Newton step moving rems[rem_from, +rem_count) out and
  * adds[add_from, +add_count) in.  Adds each class's bound to step_bound.
  */
@@ -300,22 +318,27 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 				 * q = sum_i c_i t_i^2 = v'(H - Lambda I)v = ||L'v||^2 -
 				 * Lambda ||v||^2, each side rounded the safe way.
 				 */
-				double		drift = 0.0,
-							lv2,
+				double		drift,
 							q,
-							weight;
-				int			j;
+							s_quad,
+							weight,
+							stale;
 
-				for (j = 0; j < p; j++)
-					drift += (w[j] - w0[j]) * (w[j] - w0[j]);
-				drift = sqrt(drift) * (1.0 + p * DBL_EPSILON);
-				memcpy(kv, v, sizeof(double) * p);
-				cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lfac, kv, 1);
-				lv2 = cblas_ddot(p, kv, 1, kv, 1);
-				q = Max(lv2 * (1.0 + 4.0 * p * DBL_EPSILON) -
-						m->reg * v_norm * v_norm * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
+				q = factor_data_quadratic(m, lfac, v, kv);
+				/* delta (Delta) is spent: it holds w - w0 from here on */
+				memcpy(delta, w, sizeof(double) * p);
+				cblas_daxpy(p, -1.0, w0, 1, delta, 1);
+				drift = vec_norm(delta, p) * (1.0 + p * DBL_EPSILON);
+				s_quad = factor_data_quadratic(m, lfac, delta, kv);
 				weight = Max(m->weight_sum[k], 0.0) * (1.0 + 2.0 * (m->rows + adds->count + p) * DBL_EPSILON);
-				bound = 0.5 * exp(v_norm + drift) * q + expm1(drift) * sqrt(weight * q);
+
+				/*
+				 * the stale-Hessian term in its two forms; with d_i =
+				 * |(w - w0).x_i| <= delta, e^d_i - 1 <= d_i e^delta gives
+				 * the second, e^delta sqrt(s q), s = sum_i c_i d_i^2
+				 */
+				stale = Min(expm1(drift) * sqrt(weight * q), exp(drift) * sqrt(s_quad * q));
+				bound = 0.5 * exp(v_norm + drift) * q + stale;
 			}
 			bound += solve_error;
 			/* cover the rounding of the quadratic forms */
