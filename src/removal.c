@@ -466,8 +466,7 @@ reanchor_model(UnlearnModel *m)
 		const double *w = m->coef + (Size) k * p;
 		double		magnitude;
 
-		ok = design_hessian_factor(m, &dm, k, w, factor + packed * k);
-		weights[k] = design_weight_sum(m, &dm, k, w);
+		ok = design_hessian_factor(m, &dm, k, w, factor + packed * k, &weights[k]);
 		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g, &magnitude);
 		measured[k] = vec_norm(g, p) + 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
 	}

@@ -327,19 +327,24 @@ free_design(DesignMatrix *dm)
 /*
  * H = sum_i l''(w.x_i) x_i x_i' + Lambda I in the lower triangle of a
  * column-major p x p matrix (blocked DSYRK over slabs of scaled rows).
+ * Returns the weight sum C = sum_i l''(w.x_i).
  */
-static void
+static double
 hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 			 const double *z_margin, double *h, double *slab)
 {
 	int			p = m->p;
+	double		weight_sum = 0.0;
 	int64		i0;
 	int			j;
 
 	memset(h, 0, sizeof(double) * p * p);
 	if (m->loss == LOSS_SQUARED)
+	{
 		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, dm->n, 2.0,
 					dm->x, p, 0.0, h, p);
+		weight_sum = 2.0 * dm->n;
+	}
 	else
 		for (i0 = 0; i0 < dm->n; i0 += SLAB_ROWS)
 		{
@@ -349,10 +354,11 @@ hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 			for (r = 0; r < rows; r++)
 			{
 				int64		i = i0 + r;
-				double		c = sqrt(loss_d2(m->loss, z_margin[i], design_target(m, dm, i, k)));
+				double		c = loss_d2(m->loss, z_margin[i], design_target(m, dm, i, k));
 
+				weight_sum += c;
 				memcpy(slab + (Size) r * p, dm->x + i * p, sizeof(double) * p);
-				cblas_dscal(p, c, slab + (Size) r * p, 1);
+				cblas_dscal(p, sqrt(c), slab + (Size) r * p, 1);
 			}
 			cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, rows, 1.0,
 						slab, p, 1.0, h, p);
@@ -360,6 +366,7 @@ hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 		}
 	for (j = 0; j < p; j++)
 		h[(Size) j * p + j] += m->reg;
+	return weight_sum;
 }
 
 /*
@@ -492,15 +499,15 @@ lbfgs_phase(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
  * tolerance, then Newton steps, which converge quadratically.  Newton
  * stops as soon as the gradient meets the tolerance, so the last Hessian
  * built is usually at the point one step before the solution: that point
- * becomes the anchor w0 (written to anchor) and its packed Cholesky factor
- * is left in factor.  The stale-Hessian term of every removal bound
+ * becomes the anchor w0 (written to anchor), its packed Cholesky factor is
+ * left in factor and its weight sum C in weight_sum.  The stale-Hessian term of every removal bound
  * accounts for w != w0 (removal.c).  Returns the certified training
  * residual ||u_0|| (with a rounding margin): the first entry of the spent
  * budget (paper footnote 1).
  */
 double
 fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
-		  double *w, double *anchor, double *factor, bool verbose)
+		  double *w, double *anchor, double *factor, double *weight_sum, bool verbose)
 {
 	int			p = m->p;
 	double	   *g = palloc(sizeof(double) * p);
@@ -554,7 +561,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 
 		/* H at the current w becomes the candidate anchor */
 		cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, p, 1.0, dm->x, p, w, 1, 0.0, margin, 1);
-		hessian_full(m, dm, k, w, margin, h, slab);
+		*weight_sum = hessian_full(m, dm, k, w, margin, h, slab);
 		info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
 		if (info != 0)
 			ereport(ERROR,
@@ -612,12 +619,12 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 
 /*
  * The packed lower Cholesky factor of H = sum_i l''(w.x_i) x_i x_i' +
- * Lambda I at w on the design: one O(n p^2) pass and an O(p^3) factor.
- * Returns false when H is not positive definite.
+ * Lambda I at w on the design, and its weight sum C: one O(n p^2) pass and
+ * an O(p^3) factor.  Returns false when H is not positive definite.
  */
 bool
 design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
-					  double *factor)
+					  double *factor, double *weight_sum)
 {
 	int			p = m->p;
 	double	   *h = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
@@ -626,7 +633,7 @@ design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k, const doub
 	lapack_int	info;
 
 	cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, p, 1.0, dm->x, p, w, 1, 0.0, margin, 1);
-	hessian_full(m, dm, k, w, margin, h, slab);
+	*weight_sum = hessian_full(m, dm, k, w, margin, h, slab);
 	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
 	if (info == 0)
 		packed_from_full(h, p, factor);
@@ -634,21 +641,6 @@ design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k, const doub
 	pfree(slab);
 	pfree(margin);
 	return info == 0;
-}
-
-/* C = sum_i l''(w.x_i) over the design: one O(n p) pass */
-double
-design_weight_sum(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w)
-{
-	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(dm->n, 1));
-	double		sum = 0.0;
-	int64		i;
-
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, dm->n, m->p, 1.0, dm->x, m->p, w, 1, 0.0, margin, 1);
-	for (i = 0; i < dm->n; i++)
-		sum += loss_d2(m->loss, margin[i], design_target(m, dm, i, k));
-	pfree(margin);
-	return sum;
 }
 
 /* K' = X'X, packed. */
@@ -712,8 +704,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	{
 		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * p,
 									  m->coef + (Size) k * p, m->anchor + (Size) k * p,
-									  m->factor + packed * k, verbose);
-		m->weight_sum[k] = design_weight_sum(m, &dm, k, m->anchor + (Size) k * p);
+									  m->factor + packed * k, &m->weight_sum[k], verbose);
 	}
 	if (MODEL_HAS_GRAM(m))
 	{

@@ -185,12 +185,10 @@ extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 extern int	label_to_target(UnlearnModel *m, const char *labeltext, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 						const double *b, double *w, double *anchor, double *factor,
-						bool verbose);
+						double *weight_sum, bool verbose);
 extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
 extern bool design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k,
-								  const double *w, double *factor);
-extern double design_weight_sum(UnlearnModel *m, const DesignMatrix *dm, int k,
-								const double *w);
+								  const double *w, double *factor, double *weight_sum);
 extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 							  const double *w, const double *b, double *g,
 							  double *magnitude);

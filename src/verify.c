@@ -147,8 +147,12 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->p));
 	anchor = palloc(sizeof(double) * m->p);
 	for (k = 0; k < m->nclasses; k++)
+	{
+		double		weight_sum;
+
 		fit_class(m, &dm, k, m->noise + (Size) k * m->p, retrained + (Size) k * m->p,
-				  anchor, factor, false);
+				  anchor, factor, &weight_sum, false);
+	}
 	for (k = 0; k < m->nclasses * m->p; k++)
 		distance += (retrained[k] - m->coef[k]) * (retrained[k] - m->coef[k]);
 
