@@ -668,8 +668,10 @@ write_state(UnlearnModel *m, bool full)
 	v[1] = float8_array(m->class_spent, m->nclasses);
 	v[2] = Float8GetDatum(m->gram_bound);
 	v[3] = float8_array(m->weight_sum, m->nclasses);
-	v[4] = bytea_from_doubles(m->noise, (Size) m->nclasses * m->p);
-	v[5] = bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p);
+	/* noise and anchor only when they are written: not on a plain removal */
+	v[4] = full ? bytea_from_doubles(m->noise, (Size) m->nclasses * m->p) : (Datum) 0;
+	v[5] = (full || m->anchor_changed) ?
+		bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p) : (Datum) 0;
 	if (full)
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
 									"(model, class_spent, gram_bound, weight_sum, noise, anchor) "
@@ -680,7 +682,7 @@ write_state(UnlearnModel *m, bool full)
 	else if (m->anchor_changed)
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 									"weight_sum = $4, anchor = $6 WHERE model = $1 RETURNING xmin, ctid",
-									6, types, v, NULL, false, 0);
+									6, types, v, "    n ", false, 0);
 	else
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 									"weight_sum = $4 WHERE model = $1 RETURNING xmin, ctid",
