@@ -503,14 +503,18 @@ static bool
 handle_exhausted(UnlearnModel *m)
 {
 	double		spent_before = m->spent;
+	bool		measured = unlearn_reanchor && reanchor_model(m);
 
-	if (unlearn_reanchor && reanchor_model(m) && !budget_exceeded(m, m->class_spent))
+	if (measured && !budget_exceeded(m, m->class_spent))
 		return false;
 	if (!m->retrain_on_exhausted)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("removal budget of model \"%s\" is exhausted", m->name),
-				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual.",
+				 measured ?
+				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual %.6g.",
+						   spent_before, m->budget, m->spent) :
+				 errdetail("Spent %.6g of %.6g; this change would exceed it.",
 						   spent_before, m->budget),
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
 						 m->name)));
