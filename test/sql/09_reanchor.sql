@@ -5,6 +5,13 @@
 \set SHOW_CONTEXT never
 -- (the 90% NOTICE fires again after each re-anchoring; 03_removal shows it)
 SET client_min_messages = warning;
+-- n single-row DELETE statements, oldest id first
+CREATE FUNCTION pg_temp.delete_oldest(t regclass, n int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..n LOOP
+		EXECUTE format('DELETE FROM %s WHERE id = (SELECT min(id) FROM %s)', t, t);
+	END LOOP;
+END $$;
 CREATE TABLE ra AS SELECT * FROM ones_sevens;
 ALTER TABLE ra ADD PRIMARY KEY (id);
 SELECT model FROM unlearn_train('ra', 'ra', 'is_one', '{pixels}', lambda => 1e-2, sigma => 0.05);
@@ -32,12 +39,7 @@ SELECT anchor <> :'anchor0' AS anchor_moved, noise = :'noise0' AS same_noise
 FROM unlearn.model_state WHERE model = 'ra';
 
 -- and removals go on, re-anchoring again when needed, never retraining here
-DO $$
-BEGIN
-	FOR i IN 1..40 LOOP
-		DELETE FROM ra WHERE id = (SELECT min(id) FROM ra);
-	END LOOP;
-END $$;
+SELECT pg_temp.delete_oldest('ra', 40);
 SELECT retrains, reanchors > 1 AS reanchored_again, rows = (SELECT count(*) FROM ra) AS in_step
 FROM unlearn.models WHERE model = 'ra';
 SELECT certified, residual <= spent AS covers FROM unlearn_verify('ra');
@@ -46,24 +48,14 @@ SELECT certified, residual <= spent AS covers FROM unlearn_verify('ra');
 CREATE TABLE ra_strict AS SELECT * FROM ones_sevens;
 SELECT model FROM unlearn_train('ra_strict', 'ra_strict', 'is_one', '{pixels}', lambda => 1e-2, sigma => 0.05,
 								on_exhausted => 'error');
-DO $$
-BEGIN
-	FOR i IN 1..40 LOOP
-		DELETE FROM ra_strict WHERE id = (SELECT min(id) FROM ra_strict);
-	END LOOP;
-END $$;
+SELECT pg_temp.delete_oldest('ra_strict', 40);
 SELECT retrains, reanchors > 0 AS reanchored FROM unlearn.models WHERE model = 'ra_strict';
 
 -- unlearn.reanchor = off follows Algorithm 2 strictly: the same deletions retrain
 SELECT model FROM unlearn_train('ra_strict', 'ra_strict', 'is_one', '{pixels}', lambda => 1e-2, sigma => 0.05,
 								replace => true);
 SET unlearn.reanchor = off;
-DO $$
-BEGIN
-	FOR i IN 1..40 LOOP
-		DELETE FROM ra_strict WHERE id = (SELECT min(id) FROM ra_strict);
-	END LOOP;
-END $$;
+SELECT pg_temp.delete_oldest('ra_strict', 40);
 RESET unlearn.reanchor;
 SELECT retrains > 0 AS retrained, reanchors FROM unlearn.models WHERE model = 'ra_strict';
 
