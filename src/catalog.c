@@ -320,8 +320,20 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
 		block_tids_from_result(m, 2, 3);
 		SPI_freetuptable(SPI_tuptable);
-		/* the version as read; the statement works on its own copy */
+		/*
+		 * The version as read becomes an (immutable) cache entry; the
+		 * statement works on a copy of it.  Not cached (cache off or too
+		 * small): the buffer stays the statement's own.
+		 */
 		state_cache_store(m->name, &m->version, matrices, total, m->block_tids, m->nblock_tids);
+		{
+			ItemPointerData *tids;
+			int			ntids;
+			double	   *copy = state_cache_fetch(m->name, &m->version, total, &tids, &ntids);
+
+			if (copy != NULL)
+				matrices = copy;
+		}
 	}
 	m->state_buffer = m->factor = matrices;
 	m->gram = MODEL_HAS_GRAM(m) ? matrices + packed * m->nclasses : NULL;

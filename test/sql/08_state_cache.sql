@@ -61,6 +61,24 @@ DELETE FROM cache_b WHERE id % 29 = 0;
 RESET unlearn.state_cache;
 SELECT pg_temp.state('cache_a') = pg_temp.state('cache_b') AS same_after_vacuum_full;
 
+-- a cold cache: the version read from the table is cached as read, and a
+-- rolled-back statement must not change that entry
+\c -
+BEGIN;
+DELETE FROM cache_a WHERE id % 31 = 0;
+ROLLBACK;
+DELETE FROM cache_a WHERE id % 37 = 0;
+SET unlearn.state_cache = 0;
+BEGIN;
+DELETE FROM cache_b WHERE id % 31 = 0;
+ROLLBACK;
+DELETE FROM cache_b WHERE id % 37 = 0;
+RESET unlearn.state_cache;
+SELECT (SELECT md5(coef::text) FROM unlearn.models WHERE model = 'cache_a')
+	   = (SELECT md5(coef::text) FROM unlearn.models WHERE model = 'cache_b') AS same_coef_after_cold_rollback,
+	   (SELECT string_agg(md5(data), ',' ORDER BY block) FROM unlearn.model_blocks WHERE model = 'cache_a')
+	   = (SELECT string_agg(md5(data), ',' ORDER BY block) FROM unlearn.model_blocks WHERE model = 'cache_b') AS same_blocks_after_cold_rollback;
+
 SHOW unlearn.state_cache;
 SET unlearn.state_cache = -1;
 SELECT unlearn_drop('cache_a'), unlearn_drop('cache_b');
