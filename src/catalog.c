@@ -571,7 +571,9 @@ rewrite_all_blocks(UnlearnModel *m)
  * Rewrite blocks 1..nblocks in place, straight through the heap: for a
  * single-row removal the executor's per-row work (index scan, RLS, the
  * projection) costs several times the copy itself.  The tids come from
- * the read or the last write of this state version (state_cache.c), and
+ * the read or the last write of this state version (state_cache.c, keyed
+ * by the file of the blocks table; the lock blocks_relation took at load
+ * keeps VACUUM FULL and CLUSTER from moving them since), and
  * each old row is checked to be this model's block before it is replaced;
  * the update itself fails rather than overwrite a row changed by anybody
  * else (the model_state row lock keeps other writers out anyway).  Rows
@@ -584,7 +586,7 @@ static bool
 update_blocks_direct(UnlearnModel *m, int nblocks)
 {
 	Oid			file;
-	Oid			relid = blocks_relation(&file);
+	Oid			relid;
 	Relation	rel;
 	TupleDesc	desc;
 	CatalogIndexState indexes;
@@ -592,8 +594,9 @@ update_blocks_direct(UnlearnModel *m, int nblocks)
 	Size		total = matrix_doubles(m);
 	int			b;
 
-	if (m->block_tids == NULL || m->nblock_tids < nblocks || file != m->version.blocks_file)
+	if (m->block_tids == NULL || m->nblock_tids < nblocks)
 		return false;
+	relid = blocks_relation(&file);
 	rel = table_open(relid, RowExclusiveLock);
 	desc = RelationGetDescr(rel);
 	if (desc->natts != 4)
