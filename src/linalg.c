@@ -7,9 +7,8 @@
  * Symmetric p x p matrices (H, K') are stored as their lower triangle in
  * LAPACK's column-major packed layout: element (i, j), i >= j, lives at
  * j*p - j*(j-1)/2 + (i - j).  Every product, factorisation and solve goes
- * through BLAS/LAPACK.  The only loops of our own are the rank-one
- * Cholesky update and down-date, which LAPACK does not offer; their inner
- * loops are BLAS level-1 calls.
+ * through BLAS/LAPACK; the Cholesky update and down-date, which LAPACK
+ * does not offer, are in cholesky_modify.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,13 +19,6 @@
 
 #include <cblas.h>
 #include <lapacke.h>
-
-/* start of column j of a packed lower p x p matrix */
-static inline Size
-packed_column(int p, int j)
-{
-	return (Size) j * p - (Size) j * (j - 1) / 2;
-}
 
 static int	blas_threads = 1;
 
@@ -70,89 +62,6 @@ chol_solve_packed(const double *lp, int p, double *rhs)
 
 	if (info != 0)
 		elog(ERROR, "LAPACKE_dpptrs failed: %d", (int) info);
-}
-
-/*
- * L L' <- L L' + weight * x x', O(p^2).  The classic rotation sweep; x is
- * copied, not modified.
- */
-void
-chol_rank1_update(double *lp, int p, const double *x, double weight)
-{
-	double	   *z = palloc(sizeof(double) * p);
-	double		root = sqrt(weight);
-	int			k;
-
-	for (k = 0; k < p; k++)
-		z[k] = x[k] * root;
-
-	for (k = 0; k < p; k++)
-	{
-		double	   *col = lp + packed_column(p, k);
-		double		lkk = col[0];
-		double		r = hypot(lkk, z[k]);
-		double		c = r / lkk;
-		double		s = z[k] / lkk;
-		int			rest = p - k - 1;
-
-		col[0] = r;
-		if (rest > 0 && z[k] != 0.0)
-		{
-			cblas_daxpy(rest, s, z + k + 1, 1, col + 1, 1);
-			cblas_dscal(rest, 1.0 / c, col + 1, 1);
-			cblas_dscal(rest, c, z + k + 1, 1);
-			cblas_daxpy(rest, -s, col + 1, 1, z + k + 1, 1);
-		}
-	}
-	pfree(z);
-}
-
-/*
- * L L' <- L L' - weight * x x', O(p^2), by hyperbolic rotations.  Returns
- * false (leaving L partly modified) when the result would not be positive
- * definite; callers treat that as a numerical failure and retrain.
- */
-bool
-chol_rank1_downdate(double *lp, int p, const double *x, double weight)
-{
-	double	   *z = palloc(sizeof(double) * p);
-	double		root = sqrt(weight);
-	int			k;
-
-	for (k = 0; k < p; k++)
-		z[k] = x[k] * root;
-
-	for (k = 0; k < p; k++)
-	{
-		double	   *col = lp + packed_column(p, k);
-		double		lkk = col[0];
-		double		r2 = (lkk - z[k]) * (lkk + z[k]);
-		double		r,
-					c,
-					s;
-		int			rest = p - k - 1;
-
-		if (!(r2 > 0.0))
-		{
-			pfree(z);
-			return false;
-		}
-		if (z[k] == 0.0)
-			continue;
-		r = sqrt(r2);
-		c = r / lkk;
-		s = z[k] / lkk;
-		col[0] = r;
-		if (rest > 0)
-		{
-			cblas_daxpy(rest, -s, z + k + 1, 1, col + 1, 1);
-			cblas_dscal(rest, 1.0 / c, col + 1, 1);
-			cblas_dscal(rest, c, z + k + 1, 1);
-			cblas_daxpy(rest, -s, col + 1, 1, z + k + 1, 1);
-		}
-	}
-	pfree(z);
-	return true;
 }
 
 /* Pack the lower triangle of a column-major full matrix. */

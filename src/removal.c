@@ -255,14 +255,21 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			cache->factor_norm2[k] += c * cblas_ddot(p, x, 1, x, 1);
 			/* down-dates below leave factor_norm2 an upper bound */
 		}
-		for (i = rem_from; i < rem_from + rem_count; i++)
+		if (rem_count > 0)
 		{
-			const double *x = rems->x + (Size) i * p;
-			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, rems, i, k));
+			double	   *weights = palloc(sizeof(double) * rem_count);
 
-			if (!chol_rank1_downdate(lfac, p, x, c))
+			for (i = 0; i < rem_count; i++)
+			{
+				const double *x = rems->x + (Size) (rem_from + i) * p;
+
+				weights[i] = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1),
+									 row_target(m, rems, rem_from + i, k));
+				m->weight_sum[k] -= weights[i];
+			}
+			if (!chol_rankk_downdate(lfac, p, rems->x + (Size) rem_from * p, weights, rem_count))
 				return STEP_NUMERICAL;
-			m->weight_sum[k] -= c;
+			pfree(weights);
 		}
 	}
 	/* K' and the drift products (guo only) change once for all classes */

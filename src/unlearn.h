@@ -138,6 +138,16 @@ typedef struct UnlearnModel
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
 
+/*
+ * Start of column j of a packed lower p x p matrix: element (i, j), i >= j,
+ * is at packed_column(p, j) + (i - j).
+ */
+static inline Size
+packed_column(int p, int j)
+{
+	return (Size) j * p - (Size) j * (j - 1) / 2;
+}
+
 /* only the guo bound needs K' (and so keeps it, down-dated like H) */
 #define MODEL_HAS_GRAM(m) ((m)->bound == BOUND_GUO)
 
@@ -146,13 +156,16 @@ extern void linalg_init(void);
 extern void linalg_parallel(bool on);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
-extern void chol_rank1_update(double *lp, int p, const double *x, double weight);
-extern bool chol_rank1_downdate(double *lp, int p, const double *x, double weight);
 extern void packed_from_full(const double *full, int p, double *packed);
 extern void full_from_packed(const double *packed, int p, double *full);
 extern double packed_quadratic(const double *ap, int p, const double *v, double *av);
 extern double packed_max_eigenvalue_bound(const double *ap, int p);
 extern double vec_norm(const double *v, int p);
+
+/* cholesky_modify.c: Givens update, hyperbolic (mixed) down-date */
+extern void chol_rank1_update(double *lp, int p, const double *x, double weight);
+extern bool chol_rankk_downdate(double *lp, int p, const double *x, const double *weights,
+								int k);
 
 /* loss.c */
 extern double loss_value(UnlearnLoss loss, double z, double y);

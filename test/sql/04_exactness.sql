@@ -5,18 +5,19 @@ SELECT model FROM unlearn_train('lsq', 'lsq', 'target', '{age,sex,bmi,bp,s1,s2,s
 								loss => 'squared', lambda => 1e-4, sigma => 0);
 -- keep the row of largest norm, so that the refit's row map (its scale s)
 -- is the same as the model's
-SELECT id AS widest FROM lsq
-ORDER BY sqrt(1 + age^2 + sex^2 + bmi^2 + bp^2 + s1^2 + s2^2 + s3^2 + s4^2 + s5^2 + s6^2) DESC LIMIT 1 \gset
+-- (a table, not a psql variable: psql does not substitute inside a DO body)
+CREATE TEMP TABLE widest AS SELECT id FROM lsq
+ORDER BY sqrt(1 + age^2 + sex^2 + bmi^2 + bp^2 + s1^2 + s2^2 + s3^2 + s4^2 + s5^2 + s6^2) DESC LIMIT 1;
 DO $$
 DECLARE
 	r record;
 BEGIN
-	FOR r IN SELECT id FROM lsq WHERE id % 3 <> 0 AND id <> :widest ORDER BY id LOOP
+	FOR r IN SELECT id FROM lsq WHERE id % 3 <> 0 AND id NOT IN (SELECT id FROM widest) ORDER BY id LOOP
 		DELETE FROM lsq WHERE id = r.id;
 	END LOOP;
 END $$;
 -- and a few batch statements, an update and an insert
-DELETE FROM lsq WHERE id IN (3, 6, 9, 12, 15) AND id <> :widest;
+DELETE FROM lsq WHERE id IN (3, 6, 9, 12, 15) AND id NOT IN (SELECT id FROM widest);
 UPDATE lsq SET bmi = bmi + 1 WHERE id = 18;
 INSERT INTO lsq SELECT * FROM diabetes WHERE id IN (1, 2);
 SELECT removed, inserted, rows, (SELECT count(*) FROM lsq) AS table_rows FROM unlearn.models WHERE model = 'lsq';
@@ -43,3 +44,37 @@ FROM unlearn_verify('lsq');
 SELECT unlearn_drop('lsq');
 SELECT unlearn_drop('lsq_refit');
 DROP TABLE lsq, lsq_copy;
+
+-- The same at p = 65 (digits, 16 rows of L per down-date chunk): statements
+-- of 150 rows (more than one group of 64 down-dated rows), of 17 rows
+-- (crossing a chunk), and single rows, against a refit.
+CREATE TABLE lsq_wide AS SELECT id, label::float8 AS digit, pixels FROM digits;
+SELECT model FROM unlearn_train('lsq_wide', 'lsq_wide', 'digit', '{pixels}',
+								loss => 'squared', lambda => 1e-3, sigma => 0);
+TRUNCATE widest;
+INSERT INTO widest SELECT id FROM lsq_wide
+ORDER BY (SELECT sum(v ^ 2) FROM unnest(pixels) v) DESC, id LIMIT 1;
+DELETE FROM lsq_wide WHERE id <= 150 AND id NOT IN (SELECT id FROM widest);
+DELETE FROM lsq_wide WHERE id > 150 AND id <= 167 AND id NOT IN (SELECT id FROM widest);
+DO $$
+DECLARE
+	r record;
+BEGIN
+	FOR r IN SELECT id FROM lsq_wide WHERE id % 7 = 0 AND id NOT IN (SELECT id FROM widest) ORDER BY id LIMIT 40 LOOP
+		DELETE FROM lsq_wide WHERE id = r.id;
+	END LOOP;
+END $$;
+SELECT removed, rows, (SELECT count(*) FROM lsq_wide) AS table_rows FROM unlearn.models WHERE model = 'lsq_wide';
+SELECT reg / rows AS refit_lambda FROM unlearn.models WHERE model = 'lsq_wide' \gset
+CREATE TABLE lsq_wide_copy AS SELECT * FROM lsq_wide;
+SELECT model FROM unlearn_train('lsq_wide_refit', 'lsq_wide_copy', 'digit', '{pixels}',
+								loss => 'squared', lambda => :refit_lambda, sigma => 0);
+WITH a AS (SELECT unnest(unlearn_coef('lsq_wide')) AS v, generate_subscripts(unlearn_coef('lsq_wide'), 1) AS i),
+	 b AS (SELECT unnest(unlearn_coef('lsq_wide_refit')) AS v, generate_subscripts(unlearn_coef('lsq_wide_refit'), 1) AS i)
+SELECT count(*) AS p,
+	   sqrt(sum((a.v - b.v) ^ 2)) / sqrt(sum(b.v ^ 2)) < 1e-9 AS equal_to_1e9,
+	   sqrt(sum((a.v - b.v) ^ 2)) / sqrt(sum(b.v ^ 2)) > 0 AS not_trivially_equal
+FROM a JOIN b USING (i);
+SELECT unlearn_drop('lsq_wide');
+SELECT unlearn_drop('lsq_wide_refit');
+DROP TABLE lsq_wide, lsq_wide_copy;
