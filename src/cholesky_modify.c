@@ -32,7 +32,7 @@
  *	  L loaded and stored once for all k rows.  The rotations of a column
  *	  are fixed when the sweep reaches its diagonal, in the chunk's
  *	  triangle, and kept for the chunks below.
- *	- Rows go through in groups of ROW_GROUP, which caps the rotations
+ *	- Rows go through in groups of at most ROW_GROUP, which caps the rotations
  *	  kept at ROW_GROUP x p and is again the same order.
  *
  * Cost: k p^2 / 2 element rotations, 3 flops each; memory O(ROW_GROUP p).
@@ -50,7 +50,7 @@
 
 /* rows of L per chunk, and removed rows per group (see the header) */
 #define CHUNK 64
-#define ROW_GROUP 32
+#define ROW_GROUP 40
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -322,7 +322,9 @@ downdate_group(double *lp, int p, const double *z, int k, HyperbolicRotation *ro
 bool
 chol_rankk_downdate(double *lp, int p, const double *x, const double *weights, int k)
 {
-	int			group = Min(k, ROW_GROUP);
+	/* as few groups as ROW_GROUP allows, of equal size */
+	int			ngroups = (k + ROW_GROUP - 1) / ROW_GROUP;
+	int			group = (k + ngroups - 1) / ngroups;
 	double	   *z = palloc(sizeof(double) * group * p);
 	HyperbolicRotation *rots = palloc(sizeof(HyperbolicRotation) * group * p);
 	double	   *zchunk = palloc(sizeof(double) * group * CHUNK);
