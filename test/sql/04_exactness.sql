@@ -45,9 +45,10 @@ SELECT unlearn_drop('lsq');
 SELECT unlearn_drop('lsq_refit');
 DROP TABLE lsq, lsq_copy;
 
--- The same at p = 65 (digits, 16 rows of L per down-date chunk): statements
--- of 150 rows (more than one group of 64 down-dated rows), of 17 rows
--- (crossing a chunk), and single rows, against a refit.
+-- The same at p = 65 (digits), where the down-date's factor spans three
+-- chunks of 32 rows, the last one partial: statements of 150 rows (more than
+-- one group of 64 down-dated rows), of 17 rows, and single rows, against a
+-- refit.
 CREATE TABLE lsq_wide AS SELECT id, label::float8 AS digit, pixels FROM digits;
 SELECT model FROM unlearn_train('lsq_wide', 'lsq_wide', 'digit', '{pixels}',
 								loss => 'squared', lambda => 1e-3, sigma => 0);
