@@ -37,8 +37,11 @@ SELECT rows, removed, inserted, spent > :spent0 AS spent_grew FROM unlearn.model
 SELECT operation, rows_removed, rows_added, bound > 0 AS bound_positive,
 	   abs(spent - (SELECT spent FROM unlearn.models WHERE model = 'rm')) < 1e-15 OR id <> (SELECT max(id) FROM unlearn.ledger WHERE model = 'rm') AS spent_matches
 FROM unlearn.ledger WHERE model = 'rm' ORDER BY id;
+-- (accuracy: over 200 noise draws at sigma 2 this model's training accuracy
+-- ranged from 0.975 to 1, mean 0.996; one draw in 200 fell below 0.98, which
+-- failed this test about once in 40 runs.  A broken update lands far lower.)
 SELECT certified, residual <= spent AS residual_within_spent, retrain_distance < 0.1 AS near_retrain,
-	   accuracy > 0.98 AS accurate, retrain_accuracy > 0.98 AS retrain_accurate
+	   accuracy > 0.95 AS accurate, retrain_accuracy > 0.95 AS retrain_accurate
 FROM unlearn_verify('rm');
 -- the model agrees with the table
 SELECT (SELECT rows FROM unlearn.models WHERE model = 'rm') = count(*) AS rows_match FROM rm;
