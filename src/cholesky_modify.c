@@ -185,35 +185,22 @@ rotate_chunk(double *restrict l, double *restrict z, const HyperbolicRotation *r
 			 int k, double scale, int first)
 {
 	StaticAssertStmt(CHUNK_VECTORS <= 8, "rotate_chunk spells out eight cases");
+	/* one case per constant, so that each inlined copy keeps lc in registers */
+#define ROTATE_FROM(n) case n: rotate_vectors(l, z, rot, k, scale, n); break
 	switch (first)
 	{
-		case 0:
-			rotate_vectors(l, z, rot, k, scale, 0);
-			break;
-		case 1:
-			rotate_vectors(l, z, rot, k, scale, 1);
-			break;
-		case 2:
-			rotate_vectors(l, z, rot, k, scale, 2);
-			break;
-		case 3:
-			rotate_vectors(l, z, rot, k, scale, 3);
-			break;
-		case 4:
-			rotate_vectors(l, z, rot, k, scale, 4);
-			break;
-		case 5:
-			rotate_vectors(l, z, rot, k, scale, 5);
-			break;
-		case 6:
-			rotate_vectors(l, z, rot, k, scale, 6);
-			break;
-		case 7:
-			rotate_vectors(l, z, rot, k, scale, 7);
-			break;
+			ROTATE_FROM(0);
+			ROTATE_FROM(1);
+			ROTATE_FROM(2);
+			ROTATE_FROM(3);
+			ROTATE_FROM(4);
+			ROTATE_FROM(5);
+			ROTATE_FROM(6);
+			ROTATE_FROM(7);
 		default:
 			break;
 	}
+#undef ROTATE_FROM
 }
 
 /*
