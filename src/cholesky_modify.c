@@ -51,8 +51,7 @@
  *	  kept at ROW_GROUP x p and is again the same order.
  *
  * Cost: k p^2 / 2 element rotations, 3 flops each, and k p square roots;
- * memory O(ROW_GROUP p).
- * The kernel's loop has a fixed trip count, so the compiler vectorises it;
+ * memory O(ROW_GROUP p).  The kernel is written with GCC vector extensions;
  * with GCC on x86-64 it is also built for AVX2 and AVX-512 and picked at
  * load time (function multi-versioning), like OpenBLAS's own kernels.
  *
@@ -258,10 +257,14 @@ make_column_rotations(double *pivot, const double *zj, int k, HyperbolicRotation
 	return true;
 }
 
-/* one group of k <= ROW_GROUP rows; z is k x p, already scaled */
+/*
+ * One group of k <= ROW_GROUP rows: z_r = roots[r] x_r, x row-major k x p.
+ * Each chunk gathers (and scales) its own z entries; nothing else of z is
+ * ever held.
+ */
 static bool
-downdate_group(double *lp, int p, const double *z, int k, HyperbolicRotation *rots,
-			   double *scales, double *zchunk)
+downdate_group(double *lp, int p, const double *x, const double *roots, int k,
+			   HyperbolicRotation *rots, double *scales, double *zchunk)
 {
 	double		lbuf[CHUNK];
 	int			i0;
@@ -277,8 +280,10 @@ downdate_group(double *lp, int p, const double *z, int k, HyperbolicRotation *ro
 		for (r = 0; r < k; r++)
 		{
 			double	   *zc = zchunk + (Size) r * CHUNK;
+			const double *xr = x + (Size) r * p + i0;
 
-			memcpy(zc, z + (Size) r * p + i0, sizeof(double) * rows);
+			for (e = 0; e < rows; e++)
+				zc[e] = xr[e] * roots[r];
 			for (e = rows; e < CHUNK; e++)
 				zc[e] = 0.0;
 		}
@@ -301,7 +306,7 @@ downdate_group(double *lp, int p, const double *z, int k, HyperbolicRotation *ro
 				rotate_chunk(piece, zchunk, rots + (Size) j * k, k, scales[j], 0);
 			else
 			{
-				/* padded lanes stay zero: (0 - s 0) / c = 0 */
+				/* padded lanes stay zero: (0 - a 0) Q = 0, c 0 - b 0 = 0 */
 				memcpy(lbuf, piece, sizeof(double) * rows);
 				for (e = rows; e < CHUNK; e++)
 					lbuf[e] = 0.0;
@@ -316,7 +321,7 @@ downdate_group(double *lp, int p, const double *z, int k, HyperbolicRotation *ro
 		 * column, skipping the vectors wholly above them.  The lane of row j
 		 * is spent once its rotations are made (z_r[j] feeds no later
 		 * column) and is zeroed, so that the lanes at and above the
-		 * diagonal stay zero in lbuf: (0 - s 0) / c = 0.
+		 * diagonal stay zero in lbuf, as padded lanes do.
 		 */
 		for (j = i0; j < i0 + rows; j++)
 		{
@@ -353,7 +358,7 @@ chol_rankk_downdate(double *lp, int p, const double *x, const double *weights, i
 	/* as few groups as ROW_GROUP allows, of equal size */
 	int			ngroups = (k + ROW_GROUP - 1) / ROW_GROUP;
 	int			group = (k + ngroups - 1) / ngroups;
-	double	   *z = palloc(sizeof(double) * group * p);
+	double	   *roots = palloc(sizeof(double) * group);
 	HyperbolicRotation *rots = palloc(sizeof(HyperbolicRotation) * group * p);
 	double	   *scales = palloc(sizeof(double) * p);
 	double	   *zchunk = palloc(sizeof(double) * group * CHUNK);
@@ -363,20 +368,13 @@ chol_rankk_downdate(double *lp, int p, const double *x, const double *weights, i
 	for (g = 0; g < k && ok; g += group)
 	{
 		int			rows = Min(group, k - g);
-		int			r,
-					j;
+		int			r;
 
 		for (r = 0; r < rows; r++)
-		{
-			double		root = sqrt(weights[g + r]);
-			const double *xr = x + (Size) (g + r) * p;
-
-			for (j = 0; j < p; j++)
-				z[(Size) r * p + j] = xr[j] * root;
-		}
-		ok = downdate_group(lp, p, z, rows, rots, scales, zchunk);
+			roots[r] = sqrt(weights[g + r]);
+		ok = downdate_group(lp, p, x + (Size) g * p, roots, rows, rots, scales, zchunk);
 	}
-	pfree(z);
+	pfree(roots);
 	pfree(rots);
 	pfree(scales);
 	pfree(zchunk);

@@ -44,9 +44,11 @@
  *
  * which is exactly the change of the residual whatever steps were taken.
  *
- * Cost per row: one rank-one factor down-date (or update) of O(p^2) per
- * class, one packed solve and one packed triangular product (guo: a DSPR
- * and a DSPMV on K'); the exact bound adds one O(n p) pass per statement.
+ * Cost per row: its share of the factor down-date (one rank-k down-date
+ * per statement, cholesky_modify.c) or its rank-one update, O(p^2) per
+ * class; per step, one packed solve and one packed triangular product
+ * (guo: K''s DSPR or DSYRK and a DSPMV); the exact bound adds one O(n p)
+ * pass per statement.
  * Nothing here is O(p^3) or scans the table, except that pass, a
  * re-anchoring (once per exhausted budget) and a retrain.
  *
