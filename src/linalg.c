@@ -54,14 +54,53 @@ chol_factor_packed(double *ap, int p)
 	return info == 0;
 }
 
+/*
+ * Vector operands of level-2 calls are copied to VECTOR_ALIGN-aligned
+ * scratch first: OpenBLAS's generic kernels (used on CPUs it does not
+ * recognise) change their summation order with an operand's 16-byte
+ * alignment, and palloc gives no such alignment, so the same call on the
+ * same values could round differently in two backends.  Packed matrices
+ * are aligned by their allocator (state_cache.c).  The copy is O(p)
+ * beside the O(p^2) call.
+ */
+#define VECTOR_ALIGN 64
+
+static double *
+aligned_copy(const double *v, int n, void **base)
+{
+	double	   *a;
+
+	*base = palloc(sizeof(double) * Max(n, 1) + VECTOR_ALIGN);
+	a = (double *) TYPEALIGN(VECTOR_ALIGN, *base);
+	if (v != NULL)
+		memcpy(a, v, sizeof(double) * n);
+	return a;
+}
+
 /* Solve L L' v = rhs in place, O(p^2). */
 void
 chol_solve_packed(const double *lp, int p, double *rhs)
 {
-	lapack_int	info = LAPACKE_dpptrs(LAPACK_COL_MAJOR, 'L', p, 1, lp, rhs, p);
+	void	   *base;
+	double	   *a = aligned_copy(rhs, p, &base);
+	lapack_int	info = LAPACKE_dpptrs(LAPACK_COL_MAJOR, 'L', p, 1, lp, a, p);
 
 	if (info != 0)
 		elog(ERROR, "LAPACKE_dpptrs failed: %d", (int) info);
+	memcpy(rhs, a, sizeof(double) * p);
+	pfree(base);
+}
+
+/* v <- L' v for a packed lower triangular L, O(p^2). */
+void
+packed_lower_transpose_product(const double *lp, int p, double *v)
+{
+	void	   *base;
+	double	   *a = aligned_copy(v, p, &base);
+
+	cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lp, a, 1);
+	memcpy(v, a, sizeof(double) * p);
+	pfree(base);
 }
 
 /* Pack the lower triangle of a column-major full matrix. */
@@ -88,8 +127,18 @@ full_from_packed(const double *packed, int p, double *full)
 double
 packed_quadratic(const double *ap, int p, const double *v, double *av)
 {
-	cblas_dspmv(CblasColMajor, CblasLower, p, 1.0, ap, v, 1, 0.0, av, 1);
-	return cblas_ddot(p, v, 1, av, 1);
+	void	   *vbase,
+			   *avbase;
+	double	   *va = aligned_copy(v, p, &vbase);
+	double	   *ava = aligned_copy(NULL, p, &avbase);
+	double		q;
+
+	cblas_dspmv(CblasColMajor, CblasLower, p, 1.0, ap, va, 1, 0.0, ava, 1);
+	q = vec_dot(va, ava, p);
+	memcpy(av, ava, sizeof(double) * p);
+	pfree(vbase);
+	pfree(avbase);
+	return q;
 }
 
 /*
@@ -133,6 +182,31 @@ packed_max_eigenvalue_bound(const double *ap, int p)
 	pfree(eig);
 	pfree(ifail);
 	return top;
+}
+
+/*
+ * x'y summed in a fixed order, whatever the operands' alignment.  The
+ * removal path uses it instead of DDOT: OpenBLAS's generic DDOT kernel
+ * changes its summation order with the 16-byte alignment of an operand,
+ * and palloc gives no such alignment, so the same step on the same values
+ * could round differently in two backends.
+ */
+double
+vec_dot(const double *x, const double *y, int n)
+{
+	double		acc[4] = {0.0, 0.0, 0.0, 0.0};
+	int			i;
+
+	for (i = 0; i + 4 <= n; i += 4)
+	{
+		acc[0] += x[i] * y[i];
+		acc[1] += x[i + 1] * y[i + 1];
+		acc[2] += x[i + 2] * y[i + 2];
+		acc[3] += x[i + 3] * y[i + 3];
+	}
+	for (; i < n; i++)
+		acc[i & 3] += x[i] * y[i];
+	return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
 double

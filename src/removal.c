@@ -109,7 +109,7 @@ accumulate_delta(UnlearnModel *m, const StepRows *rows, int from, int count, int
 	for (i = from; i < from + count; i++)
 	{
 		const double *x = rows->x + (Size) i * p;
-		double		z = cblas_ddot(p, w, 1, x, 1);
+		double		z = vec_dot(w, x, p);
 
 		cblas_daxpy(p, sign * loss_d1(m->loss, z, row_target(m, rows, i, k)), x, 1, delta, 1);
 	}
@@ -154,7 +154,7 @@ init_step_cache(UnlearnModel *m, StepCache *cache)
 				drift[j] = m->coef[(Size) k * p + j] - m->anchor[(Size) k * p + j];
 			packed_quadratic(m->gram, p, drift, cache->drift_prod + (Size) k * p);
 		}
-		cache->factor_norm2[k] = cblas_ddot((int) packed, lfac, 1, lfac, 1);
+		cache->factor_norm2[k] = vec_dot(lfac, lfac, (int) packed);
 	}
 	pfree(drift);
 }
@@ -183,13 +183,13 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 		{
 			const double *w = m->coef + (Size) k * p;
 			const double *w0 = m->anchor + (Size) k * p;
-			double		a = cblas_ddot(p, w, 1, x, 1) - cblas_ddot(p, w0, 1, x, 1);
+			double		a = vec_dot(w, x, p) - vec_dot(w0, x, p);
 
 			cblas_daxpy(p, sign * a, x, 1, cache->drift_prod + (Size) k * p, 1);
 		}
 		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2; a removal keeps it */
 		if (sign > 0)
-			m->gram_bound += cblas_ddot(p, x, 1, x, 1);
+			m->gram_bound += vec_dot(x, x, p);
 	}
 	if (count < 8)
 		for (i = from; i < from + count; i++)
@@ -214,11 +214,11 @@ static double
 factor_data_quadratic(UnlearnModel *m, const double *lfac, const double *u, double *work)
 {
 	int			p = m->p;
-	double		unorm2 = cblas_ddot(p, u, 1, u, 1);
+	double		unorm2 = vec_dot(u, u, p);
 
 	memcpy(work, u, sizeof(double) * p);
-	cblas_dtpmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lfac, work, 1);
-	return Max(cblas_ddot(p, work, 1, work, 1) * (1.0 + 4.0 * p * DBL_EPSILON) -
+	packed_lower_transpose_product(lfac, p, work);
+	return Max(vec_dot(work, work, p) * (1.0 + 4.0 * p * DBL_EPSILON) -
 			   m->reg * unorm2 * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
 }
 
@@ -250,11 +250,11 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 		for (i = add_from; i < add_from + add_count; i++)
 		{
 			const double *x = adds->x + (Size) i * p;
-			double		c = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1), row_target(m, adds, i, k));
+			double		c = loss_d2(m->loss, vec_dot(w0, x, p), row_target(m, adds, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
 			m->weight_sum[k] += c;
-			cache->factor_norm2[k] += c * cblas_ddot(p, x, 1, x, 1);
+			cache->factor_norm2[k] += c * vec_dot(x, x, p);
 			/* down-dates below leave factor_norm2 an upper bound */
 		}
 		if (rem_count > 0)
@@ -265,7 +265,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			{
 				const double *x = rems->x + (Size) (rem_from + i) * p;
 
-				weights[i] = loss_d2(m->loss, cblas_ddot(p, w0, 1, x, 1),
+				weights[i] = loss_d2(m->loss, vec_dot(w0, x, p),
 									 row_target(m, rems, rem_from + i, k));
 				m->weight_sum[k] -= weights[i];
 			}

@@ -68,20 +68,34 @@ static Size cached_bytes = 0;
 int			unlearn_state_cache_kb = 65536;
 
 /*
- * Matrices live in TopMemoryContext with one spare double in front, so
- * that catalog.c can put a bytea header right before them and pass any
- * prefix of them to SQL without a copy.
+ * Matrices live in TopMemoryContext, aligned to MATRIX_ALIGN bytes, with
+ * room in front for the start of the allocation and a bytea header, so
+ * that catalog.c can pass any prefix of them to SQL without a copy.  The
+ * fixed alignment makes every BLAS call see its operands at the same
+ * offsets in every buffer: OpenBLAS's generic kernels round differently
+ * for operands that differ in 16-byte alignment, and a cached and a read
+ * copy of one state must give bit-identical results.
  */
+#define MATRIX_ALIGN 64
+
 static double *
 alloc_matrices(Size n)
 {
-	return (double *) MemoryContextAllocHuge(TopMemoryContext, sizeof(double) * (n + 1)) + 1;
+	char	   *base = MemoryContextAllocHuge(TopMemoryContext,
+											  sizeof(double) * n + 2 * MATRIX_ALIGN);
+	char	   *aligned = (char *) TYPEALIGN(MATRIX_ALIGN, base + sizeof(char *) + VARHDRSZ);
+
+	memcpy(aligned - VARHDRSZ - sizeof(char *), &base, sizeof(char *));
+	return (double *) aligned;
 }
 
 static void
 free_matrices(double *matrices)
 {
-	pfree(matrices - 1);
+	char	   *base;
+
+	memcpy(&base, (char *) matrices - VARHDRSZ - sizeof(char *), sizeof(char *));
+	pfree(base);
 }
 
 static void

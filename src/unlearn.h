@@ -156,10 +156,12 @@ extern void linalg_init(void);
 extern void linalg_parallel(bool on);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
+extern void packed_lower_transpose_product(const double *lp, int p, double *v);
 extern void packed_from_full(const double *full, int p, double *packed);
 extern void full_from_packed(const double *packed, int p, double *full);
 extern double packed_quadratic(const double *ap, int p, const double *v, double *av);
 extern double packed_max_eigenvalue_bound(const double *ap, int p);
+extern double vec_dot(const double *x, const double *y, int n);
 extern double vec_norm(const double *v, int p);
 
 /* cholesky_modify.c: Givens update, hyperbolic (mixed) down-date */
