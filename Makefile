@@ -4,7 +4,8 @@ EXTVERSION = 0.1.0
 MODULE_big = unlearn
 OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
 	src/train.o src/catalog.o src/removal.o src/trigger.o src/predict.o \
-	src/verify.o src/state_cache.o src/cholesky_modify.o
+	src/verify.o src/state_cache.o src/cholesky_modify.o \
+	src/privilege.o src/rows.o
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 

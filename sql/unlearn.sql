@@ -41,9 +41,11 @@ CREATE TABLE unlearn.models (
 	budget		float8 NOT NULL,
 	spent		float8 NOT NULL,
 	bound		text NOT NULL CHECK (bound IN ('guo', 'taylor', 'exact')),
-	on_exhausted text NOT NULL CHECK (on_exhausted IN ('retrain', 'error')),
+	on_exhausted text NOT NULL CHECK (on_exhausted IN ('retrain', 'suspend')),
+	state		text NOT NULL DEFAULT 'ready' CHECK (state IN ('ready', 'too few rows', 'suspended')),
+	partitions	oid[] NOT NULL DEFAULT '{}',
 	steps		text NOT NULL CHECK (steps IN ('row', 'statement')),
-	coef		float8[] NOT NULL,
+	coef		float8[],
 	trained_at	timestamptz NOT NULL,
 	updated_at	timestamptz NOT NULL
 );
@@ -56,6 +58,8 @@ COMMENT ON COLUMN unlearn.models.rows IS 'rows the model reflects now';
 COMMENT ON COLUMN unlearn.models.reg IS 'Lambda = lambda * trained_rows, frozen at (re)training';
 COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual budget of the analytic Gaussian mechanism';
 COMMENT ON COLUMN unlearn.models.reanchors IS 'times the Hessian was rebuilt at the current w and spent replaced by the measured residual (no change to w or b)';
+COMMENT ON COLUMN unlearn.models.state IS 'ready: coef is released and certified; too few rows: the table holds fewer rows than weights (or none), coef is withheld until rows are inserted or unlearn_retrain; suspended: the budget ran out under on_exhausted = suspend, coef is withheld until unlearn_retrain';
+COMMENT ON COLUMN unlearn.models.partitions IS 'the partitions of the table when its models were last (re)trained: a change retrains them';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
 -- Secret and data-derived state: noise b, anchor w0, and (in
@@ -109,34 +113,20 @@ CREATE TABLE unlearn.ledger (
 CREATE INDEX ON unlearn.ledger (model, id);
 COMMENT ON TABLE unlearn.ledger IS 'one row per statement and model: what was removed or added and the residual bound spent; never feature values';
 
--- Row-level security: everybody may read the public catalog, only the
--- owner may change it; the state table is invisible to non-owners.
-ALTER TABLE unlearn.models ENABLE ROW LEVEL SECURITY;
+-- The catalog belongs to the extension: its C functions write it as the
+-- extension's owner after checking the caller's rights (src/privilege.c).
+-- Other roles may only read: the public catalog and the ledger, and the
+-- secret state of the models they own (row-level security).
 ALTER TABLE unlearn.model_state ENABLE ROW LEVEL SECURITY;
 ALTER TABLE unlearn.model_blocks ENABLE ROW LEVEL SECURITY;
-ALTER TABLE unlearn.ledger ENABLE ROW LEVEL SECURITY;
-
-CREATE POLICY models_read ON unlearn.models FOR SELECT USING (true);
-CREATE POLICY models_write ON unlearn.models FOR ALL
-	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'))
-	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
-CREATE POLICY state_owner ON unlearn.model_state FOR ALL
-	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'))
-	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
-CREATE POLICY blocks_owner ON unlearn.model_blocks FOR ALL
-	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'))
-	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
-CREATE POLICY ledger_read ON unlearn.ledger FOR SELECT USING (true);
-CREATE POLICY ledger_write ON unlearn.ledger FOR INSERT
-	WITH CHECK (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
-CREATE POLICY ledger_delete ON unlearn.ledger FOR DELETE
+CREATE POLICY state_owner ON unlearn.model_state FOR SELECT
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
+CREATE POLICY blocks_owner ON unlearn.model_blocks FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 
-GRANT SELECT, INSERT, UPDATE, DELETE ON unlearn.models TO PUBLIC;
-GRANT SELECT, INSERT, UPDATE, DELETE ON unlearn.model_state TO PUBLIC;
-GRANT SELECT, INSERT, UPDATE, DELETE ON unlearn.model_blocks TO PUBLIC;
-GRANT SELECT, INSERT, DELETE ON unlearn.ledger TO PUBLIC;
-GRANT USAGE ON SEQUENCE unlearn.ledger_id_seq TO PUBLIC;
+REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.model_blocks, unlearn.ledger FROM PUBLIC;
+REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq FROM PUBLIC;
+GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.model_blocks, unlearn.ledger TO PUBLIC;
 
 CREATE VIEW unlearn.status AS
 SELECT m.model, m.source, m.loss,
@@ -145,7 +135,7 @@ SELECT m.model, m.source, m.loss,
 	   m.budget, m.spent,
 	   greatest(m.budget - m.spent, 0) AS remaining,
 	   CASE WHEN m.budget > 0 THEN round((100 * m.spent / m.budget)::numeric, 2) END AS pct_spent,
-	   m.bound, m.on_exhausted, m.steps,
+	   m.bound, m.on_exhausted, m.steps, m.state,
 	   m.trained_at, m.updated_at
 FROM unlearn.models m;
 GRANT SELECT ON unlearn.status TO PUBLIC;
@@ -182,10 +172,13 @@ AS 'MODULE_PATHNAME', 'unlearn_on_sql_drop' LANGUAGE C;
 CREATE FUNCTION unlearn._on_ddl_end() RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'unlearn_on_ddl_end' LANGUAGE C;
 
+REVOKE EXECUTE ON FUNCTION unlearn._maintain(), unlearn._forbid_truncate(),
+	unlearn._on_sql_drop(), unlearn._on_ddl_end() FROM PUBLIC;
+
 CREATE EVENT TRIGGER unlearn_sql_drop ON sql_drop
 	EXECUTE FUNCTION unlearn._on_sql_drop();
 CREATE EVENT TRIGGER unlearn_ddl_end ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE')
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
 	EXECUTE FUNCTION unlearn._on_ddl_end();
 
 ------------------------------------------------------------------------

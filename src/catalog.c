@@ -13,10 +13,13 @@
  */
 #include "unlearn.h"
 
+#include <math.h>
+
 #include "access/heapam.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -43,16 +46,6 @@ relation_qualified_name(Oid relid)
 	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), rel);
 }
 
-void
-check_model_owner(UnlearnModel *m)
-{
-	if (!has_privs_of_role(GetUserId(), m->owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of model \"%s\"", m->name),
-				 errhint("Models belong to the role that trained them.")));
-}
-
 /* --- Datum helpers ------------------------------------------------------ */
 
 static Datum
@@ -67,17 +60,20 @@ bytea_from_doubles(const double *v, Size n)
 }
 
 static double *
-doubles_from_bytea(Datum d, Size expected, const char *what)
+doubles_from_bytea(Datum d, Size expected, UnlearnModel *m)
 {
 	bytea	   *b = DatumGetByteaPP(d);
 	Size		len = VARSIZE_ANY_EXHDR(b);
 	double	   *v;
+	Size		i;
 
 	if (len != expected * sizeof(double))
-		elog(ERROR, "unlearn.model_state.%s has %zu bytes, expected %zu",
-			 what, len, expected * sizeof(double));
+		corrupt_model(m, "a state vector has the wrong length");
 	v = MemoryContextAllocHuge(CurrentMemoryContext, len);
 	memcpy(v, VARDATA_ANY(b), len);
+	for (i = 0; i < expected; i++)
+		if (!isfinite(v[i]))
+			corrupt_model(m, "a state vector is not finite");
 	return v;
 }
 
@@ -126,28 +122,52 @@ text_array(char **v, int n)
 	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+/* A stored value of m fails its check: SQLSTATE XX001, never a crash. */
+void
+corrupt_model(UnlearnModel *m, const char *what)
+{
+	state_cache_forget(m->name);
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("stored state of model \"%s\" is corrupt: %s", m->name, what),
+			 errhint("Rebuild its removal state with unlearn_retrain('%s'), or drop the model with unlearn_drop('%s').",
+					 m->name, m->name)));
+}
+
+/* a 1-D float8 array of finite values without nulls */
 static double *
-doubles_from_array(Datum arr, int *n)
+doubles_from_array(Datum arr, int *n, UnlearnModel *m)
 {
 	ArrayType  *a = DatumGetArrayTypeP(arr);
-	int			count = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-	double	   *v = palloc(sizeof(double) * Max(count, 1));
+	int			count;
+	double	   *v;
+	int			i;
 
+	if (ARR_ELEMTYPE(a) != FLOAT8OID || ARR_HASNULL(a) || ARR_NDIM(a) > 2)
+		corrupt_model(m, "a float8 array has the wrong shape");
+	count = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	v = palloc(sizeof(double) * Max(count, 1));
 	memcpy(v, ARR_DATA_PTR(a), sizeof(double) * count);
+	for (i = 0; i < count; i++)
+		if (!isfinite(v[i]))
+			corrupt_model(m, "a stored value is not finite");
 	*n = count;
 	return v;
 }
 
+/* a 1-D text array without nulls or empty strings */
 static char **
-strings_from_array(Datum arr, int *n)
+strings_from_array(Datum arr, int *n, UnlearnModel *m)
 {
+	ArrayType  *a = DatumGetArrayTypeP(arr);
 	Datum	   *elems;
 	bool	   *nulls;
 	char	  **out;
 	int			i;
 
-	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, n);
+	if (ARR_ELEMTYPE(a) != TEXTOID || ARR_NDIM(a) != 1 || ARR_HASNULL(a))
+		corrupt_model(m, "a text array has the wrong shape");
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
 	out = palloc(sizeof(char *) * Max(*n, 1));
 	for (i = 0; i < *n; i++)
 		out[i] = TextDatumGetCString(elems[i]);
@@ -160,7 +180,7 @@ strings_from_array(Datum arr, int *n)
 	"model, owner, source, label, features, feature_array, column_types, loss, " \
 	"classes, dims, intercept, scale, rows, trained_rows, removed, inserted, " \
 	"retrains, lambda, reg, sigma, epsilon, delta, budget, spent, bound, " \
-	"on_exhausted, steps, coef"
+	"on_exhausted, steps, coef, state"
 
 static Datum
 getcol(int col, bool *isnull)
@@ -251,6 +271,31 @@ gather_matrices(UnlearnModel *m)
 	m->gram = MODEL_HAS_GRAM(m) ? buffer + packed * m->nclasses : NULL;
 }
 
+/*
+ * The factors must have a positive finite diagonal and finite entries,
+ * and K' finite entries; O(K p^2), paid only when the blocks are read
+ * from the table (a cached version was checked when it was read or was
+ * computed by this backend).
+ */
+static bool
+matrices_valid(UnlearnModel *m, const double *matrices)
+{
+	Size		packed = PACKED_SIZE(m->p);
+	Size		total = matrix_doubles(m);
+	Size		i;
+	int			k,
+				j;
+
+	for (i = 0; i < total; i++)
+		if (!isfinite(matrices[i]))
+			return false;
+	for (k = 0; k < m->nclasses; k++)
+		for (j = 0; j < m->p; j++)
+			if (!(matrices[packed * k + packed_column(m->p, j)] > 0))
+				return false;
+	return true;
+}
+
 void
 catalog_load_state(UnlearnModel *m, bool for_update)
 {
@@ -279,11 +324,17 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for the removal state of model \"%s\"", m->name),
 				 errhint("Only the owner of the model can read its noise, Hessian and Gram matrix.")));
-	m->noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, "noise");
-	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, "anchor");
+	m->noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, m);
+	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, m);
 	m->gram_bound = DatumGetFloat8(getcol(3, &isnull));
-	m->class_spent = doubles_from_array(getcol(4, &isnull), &n);
-	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n);
+	if (!isfinite(m->gram_bound) || m->gram_bound < 0)
+		corrupt_model(m, "gram_bound is out of range");
+	m->class_spent = doubles_from_array(getcol(4, &isnull), &n, m);
+	if (n != m->nclasses)
+		corrupt_model(m, "class_spent has the wrong length");
+	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
+	if (n != m->nclasses)
+		corrupt_model(m, "weight_sum has the wrong length");
 	state_version_from_result(m, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
 
@@ -306,16 +357,21 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		for (i = 0; i < SPI_processed; i++)
 		{
 			bytea	   *b = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			Size		len = VARSIZE_ANY_EXHDR(b) / sizeof(double);
+			Size		bytes = VARSIZE_ANY_EXHDR(b);
+			Size		len = bytes / sizeof(double);
+			int			block = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
 
-			if (filled + len > total)
-				break;
+			/* blocks 1..n in order, each full but the last */
+			if (block != (int) i + 1 || bytes % sizeof(double) != 0 ||
+				filled + len > total || (len != BLOCK_DOUBLES && filled + len != total))
+				corrupt_model(m, "the matrix blocks do not fit the model's dimensions");
 			memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
 			filled += len;
 		}
-		if (filled != total || i != SPI_processed)
-			elog(ERROR, "unlearn.model_blocks of model \"%s\" hold %zu values, expected %zu",
-				 m->name, filled, total);
+		if (filled != total)
+			corrupt_model(m, "the matrix blocks do not fit the model's dimensions");
+		if (!matrices_valid(m, matrices))
+			corrupt_model(m, "the Hessian factor is not a valid Cholesky factor");
 		m->nblock_tids = (int) SPI_processed;
 		m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
 		block_tids_from_result(m, 2, 3);
@@ -339,18 +395,102 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->gram = MODEL_HAS_GRAM(m) ? matrices + packed * m->nclasses : NULL;
 }
 
+/*
+ * A model's definition from the current SPI row of MODEL_COLUMNS, checked
+ * against itself: nothing stored is trusted (only the extension writes the
+ * catalog, but a superuser or a damaged page could still change it).
+ */
+static void
+model_from_result(UnlearnModel *m)
+{
+	bool		isnull[29];
+	Datum		d[29];
+	int			i;
+	int			n;
+	char	   *s;
+	ArrayType  *types;
+
+	for (i = 1; i <= 29; i++)
+		d[i - 1] = getcol(i, &isnull[i - 1]);
+	/* every column but classes (9) and coef (28) is NOT NULL in the table */
+	for (i = 0; i < 29; i++)
+		if (isnull[i] && i != 8 && i != 27)
+			corrupt_model(m, "a required column is null");
+	m->owner = DatumGetObjectId(d[1]);
+	m->source = DatumGetObjectId(d[2]);
+	m->label = TextDatumGetCString(d[3]);
+	m->features = strings_from_array(d[4], &m->nfeatures, m);
+	m->feature_array = DatumGetBool(d[5]);
+	types = DatumGetArrayTypeP(d[6]);
+	if (ARR_NDIM(types) != 1 || ARR_HASNULL(types) || ARR_ELEMTYPE(types) != REGTYPEOID ||
+		ArrayGetNItems(1, ARR_DIMS(types)) != m->nfeatures + 1)
+		corrupt_model(m, "column_types does not match the feature list");
+	m->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
+	memcpy(m->column_types, ARR_DATA_PTR(types), sizeof(Oid) * (m->nfeatures + 1));
+	s = TextDatumGetCString(d[7]);
+	if (strcmp(s, "squared") != 0 && strcmp(s, "logistic") != 0)
+		corrupt_model(m, "unknown loss");
+	m->loss = strcmp(s, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
+	if (!isnull[8])
+		m->classes = strings_from_array(d[8], &m->nlabels, m);
+	if (m->loss == LOSS_SQUARED ? m->classes != NULL :
+		(m->classes == NULL || m->nlabels < 2 || m->nlabels > UNLEARN_MAX_CLASSES))
+		corrupt_model(m, "the class list does not fit the loss");
+	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
+	m->dims = DatumGetInt32(d[9]);
+	if (m->dims <= 0 || m->dims > UNLEARN_MAX_DIMS ||
+		(!m->feature_array && m->dims != m->nfeatures) ||
+		(m->feature_array && m->nfeatures != 1))
+		corrupt_model(m, "dims does not match the feature list");
+	m->intercept = DatumGetBool(d[10]);
+	m->p = m->dims + (m->intercept ? 1 : 0);
+	m->scale = DatumGetFloat8(d[11]);
+	m->rows = DatumGetInt64(d[12]);
+	m->trained_rows = DatumGetInt64(d[13]);
+	m->removed = DatumGetInt64(d[14]);
+	m->inserted = DatumGetInt64(d[15]);
+	m->retrains = DatumGetInt32(d[16]);
+	m->lambda = DatumGetFloat8(d[17]);
+	m->reg = DatumGetFloat8(d[18]);
+	m->sigma = DatumGetFloat8(d[19]);
+	m->epsilon = DatumGetFloat8(d[20]);
+	m->delta = DatumGetFloat8(d[21]);
+	m->budget = DatumGetFloat8(d[22]);
+	m->spent = DatumGetFloat8(d[23]);
+	if (!(isfinite(m->scale) && m->scale > 0) || m->rows < 0 || m->trained_rows < 0 ||
+		!(isfinite(m->lambda) && m->lambda > 0) || !(isfinite(m->reg) && m->reg > 0) ||
+		!(isfinite(m->sigma) && m->sigma >= 0) || !(isfinite(m->epsilon) && m->epsilon > 0) ||
+		!(m->delta > 0 && m->delta < 1) || !(isfinite(m->budget) && m->budget >= 0) ||
+		!(isfinite(m->spent) && m->spent >= 0))
+		corrupt_model(m, "a parameter is out of range");
+	s = TextDatumGetCString(d[24]);
+	m->bound = strcmp(s, "guo") == 0 ? BOUND_GUO : strcmp(s, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
+	s = TextDatumGetCString(d[25]);
+	m->retrain_on_exhausted = strcmp(s, "retrain") == 0;
+	s = TextDatumGetCString(d[26]);
+	m->per_row_steps = strcmp(s, "row") == 0;
+	s = TextDatumGetCString(d[28]);
+	m->status = strcmp(s, "ready") == 0 ? MODEL_READY :
+		strcmp(s, "suspended") == 0 ? MODEL_SUSPENDED : MODEL_TOO_FEW_ROWS;
+	if (m->status == MODEL_READY)
+	{
+		if (isnull[27])
+			corrupt_model(m, "a ready model has no coefficients");
+		m->coef = doubles_from_array(d[27], &n, m);
+		if (n != m->nclasses * m->p)
+			corrupt_model(m, "coef has the wrong length");
+	}
+	else
+		m->coef = palloc0(sizeof(double) * m->nclasses * m->p);
+}
+
 UnlearnModel *
 catalog_load_model(const char *name, bool with_state, bool for_update, bool missing_ok)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 	int			ret;
-	bool		isnull;
 	UnlearnModel *m;
-	Datum		d;
-	int			n;
-	char	   *s;
-	ArrayType  *types;
 
 	args[0] = CStringGetTextDatum(name);
 	ret = SPI_execute_with_args(for_update ?
@@ -371,50 +511,23 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 
 	m = palloc0(sizeof(UnlearnModel));
 	m->name = pstrdup(name);
-	m->owner = DatumGetObjectId(getcol(2, &isnull));
-	m->source = DatumGetObjectId(getcol(3, &isnull));
-	m->label = TextDatumGetCString(getcol(4, &isnull));
-	m->features = strings_from_array(getcol(5, &isnull), &m->nfeatures);
-	m->feature_array = DatumGetBool(getcol(6, &isnull));
-	types = DatumGetArrayTypeP(getcol(7, &isnull));
-	m->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
-	memcpy(m->column_types, ARR_DATA_PTR(types), sizeof(Oid) * (m->nfeatures + 1));
-	s = TextDatumGetCString(getcol(8, &isnull));
-	m->loss = strcmp(s, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
-	d = getcol(9, &isnull);
-	if (!isnull)
-		m->classes = strings_from_array(d, &m->nlabels);
-	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
-	m->dims = DatumGetInt32(getcol(10, &isnull));
-	m->intercept = DatumGetBool(getcol(11, &isnull));
-	m->p = m->dims + (m->intercept ? 1 : 0);
-	m->scale = DatumGetFloat8(getcol(12, &isnull));
-	m->rows = DatumGetInt64(getcol(13, &isnull));
-	m->trained_rows = DatumGetInt64(getcol(14, &isnull));
-	m->removed = DatumGetInt64(getcol(15, &isnull));
-	m->inserted = DatumGetInt64(getcol(16, &isnull));
-	m->retrains = DatumGetInt32(getcol(17, &isnull));
-	m->lambda = DatumGetFloat8(getcol(18, &isnull));
-	m->reg = DatumGetFloat8(getcol(19, &isnull));
-	m->sigma = DatumGetFloat8(getcol(20, &isnull));
-	m->epsilon = DatumGetFloat8(getcol(21, &isnull));
-	m->delta = DatumGetFloat8(getcol(22, &isnull));
-	m->budget = DatumGetFloat8(getcol(23, &isnull));
-	m->spent = DatumGetFloat8(getcol(24, &isnull));
-	s = TextDatumGetCString(getcol(25, &isnull));
-	m->bound = strcmp(s, "guo") == 0 ? BOUND_GUO : strcmp(s, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
-	s = TextDatumGetCString(getcol(26, &isnull));
-	m->retrain_on_exhausted = strcmp(s, "retrain") == 0;
-	s = TextDatumGetCString(getcol(27, &isnull));
-	m->per_row_steps = strcmp(s, "row") == 0;
-	m->coef = doubles_from_array(getcol(28, &isnull), &n);
-	if (n != m->nclasses * m->p)
-		elog(ERROR, "coefficients of model \"%s\" have %d entries, expected %d",
-			 name, n, m->nclasses * m->p);
-
-	if (with_state)
+	model_from_result(m);
+	if (with_state && m->status == MODEL_READY)
 		catalog_load_state(m, for_update);
 	return m;
+}
+
+/* Lock a model's catalog row (missing: nothing to lock). */
+void
+catalog_lock_model(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT 1 FROM unlearn.models WHERE model = $1 FOR UPDATE",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock model \"%s\"", name);
 }
 
 /* The models trained on relid with their owners, in name order (the lock order). */
@@ -445,6 +558,21 @@ catalog_models_of_relation(Oid relid)
 	return out;
 }
 
+const char *
+model_status_name(ModelStatus status)
+{
+	switch (status)
+	{
+		case MODEL_READY:
+			return "ready";
+		case MODEL_TOO_FEW_ROWS:
+			return "too few rows";
+		case MODEL_SUSPENDED:
+			return "suspended";
+	}
+	return "ready";
+}
+
 static const char *
 steps_name(UnlearnModel *m)
 {
@@ -454,19 +582,19 @@ steps_name(UnlearnModel *m)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[28] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[29] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
-	FLOAT8ARRAYOID};
-	Datum		v[28];
-	char		nulls[29];
+	FLOAT8ARRAYOID, TEXTOID};
+	Datum		v[29];
+	char		nulls[30];
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[28] = '\0';
+	nulls[29] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -502,15 +630,16 @@ catalog_insert_model(UnlearnModel *m)
 	v[22] = Float8GetDatum(m->budget);
 	v[23] = Float8GetDatum(m->spent);
 	v[24] = CStringGetTextDatum(bound_names[m->bound]);
-	v[25] = CStringGetTextDatum(m->retrain_on_exhausted ? "retrain" : "error");
+	v[25] = CStringGetTextDatum(m->retrain_on_exhausted ? "retrain" : "suspend");
 	v[26] = CStringGetTextDatum(steps_name(m));
 	v[27] = coef_array(m->coef, m->nclasses, m->p);
+	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
 
 	ret = SPI_execute_with_args("INSERT INTO unlearn.models (" MODEL_COLUMNS ", trained_at, updated_at) "
 								"VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
-								"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, "
+								"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
 								"clock_timestamp(), clock_timestamp())",
-								28, types, v, nulls, false, 0);
+								29, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	/* the state rows follow */
@@ -555,9 +684,10 @@ rewrite_all_blocks(UnlearnModel *m)
 								1, types, v, NULL, false, 0);
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not write model state: %d", ret);
-	ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, block, data) "
-								"SELECT $1, b, " BLOCK_SLICE_SQL("b") " FROM generate_series(1, $3) AS b "
-								"RETURNING block, ctid",
+	ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, owner, block, data) "
+								"SELECT $1, s.owner, b, " BLOCK_SLICE_SQL("b") " "
+								"FROM unlearn.model_state s, pg_catalog.generate_series(1, $3) AS b "
+								"WHERE s.model = $1 RETURNING block, ctid",
 								3, types, v, NULL, false, 0);
 	if (ret != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not write model state: %d", ret);
@@ -670,9 +800,9 @@ update_blocks_direct(UnlearnModel *m, int nblocks)
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[6] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID};
+	Oid			types[7] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID};
 	Oid			btypes[3] = {TEXTOID, BYTEAOID, INT4OID};
-	Datum		v[6];
+	Datum		v[7];
 	Datum		bv[3];
 	int			ret;
 	Size		total = matrix_doubles(m);
@@ -687,13 +817,14 @@ write_state(UnlearnModel *m, bool full)
 	v[4] = full ? bytea_from_doubles(m->noise, (Size) m->nclasses * m->p) : (Datum) 0;
 	v[5] = (full || m->anchor_changed) ?
 		bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p) : (Datum) 0;
+	v[6] = ObjectIdGetDatum(m->owner);
 	if (full)
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, weight_sum, noise, anchor) "
-									"VALUES ($1, $2, $3, $4, $5, $6) "
+									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner) "
+									"VALUES ($1, $2, $3, $4, $5, $6, $7) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, noise = $5, anchor = $6 RETURNING xmin, ctid",
-									6, types, v, NULL, false, 0);
+									"weight_sum = $4, noise = $5, anchor = $6, owner = $7 RETURNING xmin, ctid",
+									7, types, v, NULL, false, 0);
 	else if (m->anchor_changed)
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 									"weight_sum = $4, anchor = $6 WHERE model = $1 RETURNING xmin, ctid",
@@ -746,9 +877,10 @@ write_state(UnlearnModel *m, bool full)
 void
 catalog_update_model(UnlearnModel *m)
 {
-	Oid			types[13] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
-	INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID};
-	Datum		v[13];
+	Oid			types[14] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID, TEXTOID};
+	Datum		v[14];
+	char		nulls[15] = "              ";
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->name);
@@ -764,16 +896,29 @@ catalog_update_model(UnlearnModel *m)
 	v[10] = coef_array(m->coef, m->nclasses, m->p);
 	v[11] = BoolGetDatum(m->retrained_now);
 	v[12] = Int32GetDatum(m->reanchors_now);
+	v[13] = CStringGetTextDatum(model_status_name(m->status));
+	if (m->status != MODEL_READY)
+		nulls[10] = 'n';
 	ret = SPI_execute_with_args("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 								"spent = $10, coef = $11, updated_at = clock_timestamp(), "
 								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-								"reanchors = reanchors + $13 "
+								"reanchors = reanchors + $13, state = $14 "
 								"WHERE model = $1",
-								13, types, v, NULL, false, 0);
+								14, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);
-	write_state(m, m->retrained_now);
+	if (m->status == MODEL_READY)
+		write_state(m, m->retrained_now);
+	else
+	{
+		/* nothing released, nothing kept: the state goes with its rows */
+		state_cache_forget(m->name);
+		ret = SPI_execute_with_args("DELETE FROM unlearn.model_state WHERE model = $1",
+									1, types, v, NULL, false, 0);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "could not delete the state of model \"%s\"", m->name);
+	}
 }
 
 void
@@ -835,42 +980,15 @@ relation_has_unlearn_triggers(Oid relid)
 	return SPI_processed > 0;
 }
 
-/*
- * One set of triggers per table, ENABLE ALWAYS so that
- * session_replication_role = replica does not silence them.  Transition
- * tables need one trigger per event.
- */
-void
-catalog_attach_triggers(Oid relid)
+/* run DDL on the extension's own triggers, which the event triggers allow */
+static void
+run_trigger_ddl(const char *sql, Oid relid)
 {
-	char	   *rel = relation_qualified_name(relid);
-	StringInfoData q;
-
-	if (relation_has_unlearn_triggers(relid))
-		return;
-	initStringInfo(&q);
-	appendStringInfo(&q,
-					 "CREATE TRIGGER unlearn_after_delete AFTER DELETE ON %s "
-					 "REFERENCING OLD TABLE AS unlearn_old FOR EACH STATEMENT "
-					 "EXECUTE FUNCTION unlearn._maintain();"
-					 "CREATE TRIGGER unlearn_after_insert AFTER INSERT ON %s "
-					 "REFERENCING NEW TABLE AS unlearn_new FOR EACH STATEMENT "
-					 "EXECUTE FUNCTION unlearn._maintain();"
-					 "CREATE TRIGGER unlearn_after_update AFTER UPDATE ON %s "
-					 "REFERENCING OLD TABLE AS unlearn_old NEW TABLE AS unlearn_new "
-					 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
-					 "CREATE TRIGGER unlearn_before_truncate BEFORE TRUNCATE ON %s "
-					 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._forbid_truncate();"
-					 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_after_delete, "
-					 "ENABLE ALWAYS TRIGGER unlearn_after_insert, "
-					 "ENABLE ALWAYS TRIGGER unlearn_after_update, "
-					 "ENABLE ALWAYS TRIGGER unlearn_before_truncate",
-					 rel, rel, rel, rel, rel);
 	unlearn_changing_triggers = true;
 	PG_TRY();
 	{
-		if (SPI_execute(q.data, false, 0) < 0)
-			elog(ERROR, "could not create the triggers of %s", rel);
+		if (SPI_execute(sql, false, 0) < 0)
+			elog(ERROR, "could not change the triggers of %s", relation_qualified_name(relid));
 	}
 	PG_FINALLY();
 	{
@@ -879,31 +997,112 @@ catalog_attach_triggers(Oid relid)
 	PG_END_TRY();
 }
 
+/*
+ * Five triggers on the table and on each of its partitions (statement
+ * triggers fire only on the table a statement names), ENABLE ALWAYS so
+ * that session_replication_role = replica does not silence them.
+ * Transition tables need one AFTER trigger per event; the BEFORE trigger
+ * locks the models before the statement locks rows (trigger.c).
+ */
+void
+catalog_attach_triggers(Oid relid)
+{
+	List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
+	ListCell   *lc;
+
+	foreach(lc, tree)
+	{
+		Oid			rel_oid = lfirst_oid(lc);
+		char	   *rel;
+		StringInfoData q;
+
+		if (relation_has_unlearn_triggers(rel_oid))
+			continue;
+		rel = relation_qualified_name(rel_oid);
+		initStringInfo(&q);
+		appendStringInfo(&q,
+						 "CREATE TRIGGER unlearn_before_write BEFORE INSERT OR UPDATE OR DELETE ON %s "
+						 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
+						 "CREATE TRIGGER unlearn_after_delete AFTER DELETE ON %s "
+						 "REFERENCING OLD TABLE AS unlearn_old FOR EACH STATEMENT "
+						 "EXECUTE FUNCTION unlearn._maintain();"
+						 "CREATE TRIGGER unlearn_after_insert AFTER INSERT ON %s "
+						 "REFERENCING NEW TABLE AS unlearn_new FOR EACH STATEMENT "
+						 "EXECUTE FUNCTION unlearn._maintain();"
+						 "CREATE TRIGGER unlearn_after_update AFTER UPDATE ON %s "
+						 "REFERENCING OLD TABLE AS unlearn_old NEW TABLE AS unlearn_new "
+						 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
+						 "CREATE TRIGGER unlearn_before_truncate BEFORE TRUNCATE ON %s "
+						 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._forbid_truncate();"
+						 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_before_write, "
+						 "ENABLE ALWAYS TRIGGER unlearn_after_delete, "
+						 "ENABLE ALWAYS TRIGGER unlearn_after_insert, "
+						 "ENABLE ALWAYS TRIGGER unlearn_after_update, "
+						 "ENABLE ALWAYS TRIGGER unlearn_before_truncate",
+						 rel, rel, rel, rel, rel, rel);
+		run_trigger_ddl(q.data, rel_oid);
+	}
+}
+
 void
 catalog_detach_triggers_if_unused(Oid relid)
 {
-	char	   *rel;
-	StringInfoData q;
+	List	   *tree;
+	ListCell   *lc;
 
 	if (get_rel_name(relid) == NULL || catalog_models_of_relation(relid) != NIL)
 		return;
-	rel = relation_qualified_name(relid);
-	initStringInfo(&q);
-	appendStringInfo(&q,
-					 "DROP TRIGGER IF EXISTS unlearn_after_delete ON %s;"
-					 "DROP TRIGGER IF EXISTS unlearn_after_insert ON %s;"
-					 "DROP TRIGGER IF EXISTS unlearn_after_update ON %s;"
-					 "DROP TRIGGER IF EXISTS unlearn_before_truncate ON %s",
-					 rel, rel, rel, rel);
-	unlearn_changing_triggers = true;
-	PG_TRY();
+	tree = find_all_inheritors(relid, AccessShareLock, NULL);
+	foreach(lc, tree)
 	{
-		if (SPI_execute(q.data, false, 0) < 0)
-			elog(ERROR, "could not drop the triggers of %s", rel);
+		Oid			rel_oid = lfirst_oid(lc);
+		char	   *rel = relation_qualified_name(rel_oid);
+		StringInfoData q;
+
+		initStringInfo(&q);
+		appendStringInfo(&q,
+						 "DROP TRIGGER IF EXISTS unlearn_before_write ON %s;"
+						 "DROP TRIGGER IF EXISTS unlearn_after_delete ON %s;"
+						 "DROP TRIGGER IF EXISTS unlearn_after_insert ON %s;"
+						 "DROP TRIGGER IF EXISTS unlearn_after_update ON %s;"
+						 "DROP TRIGGER IF EXISTS unlearn_before_truncate ON %s",
+						 rel, rel, rel, rel, rel);
+		run_trigger_ddl(q.data, rel_oid);
 	}
-	PG_FINALLY();
-	{
-		unlearn_changing_triggers = false;
-	}
-	PG_END_TRY();
+}
+
+/* record the current partitions of a trained table with its models */
+void
+catalog_set_partitions(Oid relid)
+{
+	Oid			types[2] = {OIDOID, OIDARRAYOID};
+	Datum		v[2];
+	int			n;
+
+	v[0] = ObjectIdGetDatum(relid);
+	v[1] = partition_set(relid, &n);
+	if (SPI_execute_with_args("UPDATE unlearn.models SET partitions = $2 WHERE source = $1",
+							  2, types, v, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the partitions of %s", relation_qualified_name(relid));
+}
+
+/* the partitions of relid (every level), sorted, as stored in models.partitions */
+Datum
+partition_set(Oid relid, int *count)
+{
+	List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
+	Datum	   *d = palloc(sizeof(Datum) * Max(list_length(tree), 1));
+	Oid		   *oids = palloc(sizeof(Oid) * Max(list_length(tree), 1));
+	ListCell   *lc;
+	int			n = 0;
+	int			i;
+
+	foreach(lc, tree)
+		if (lfirst_oid(lc) != relid)
+			oids[n++] = lfirst_oid(lc);
+	qsort(oids, n, sizeof(Oid), oid_cmp);
+	for (i = 0; i < n; i++)
+		d[i] = ObjectIdGetDatum(oids[i]);
+	*count = n;
+	return PointerGetDatum(construct_array(d, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 }

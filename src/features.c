@@ -75,86 +75,6 @@ check_feature_values(const double *raw, int d, const char *model)
 	}
 }
 
-/*
- * Copy a 1-D numeric array into out[expected]; expected < 0 accepts any
- * length.  Returns the length.
- */
-int
-extract_float_array(Datum arr, Oid elemtype, double *out, int expected, const char *what)
-{
-	ArrayType  *a = DatumGetArrayTypeP(arr);
-	int			n;
-	int			j;
-
-	if (ARR_NDIM(a) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("%s must be a one-dimensional array", what)));
-	if (array_contains_nulls(a))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not contain nulls", what),
-				 errhint("Replace missing values before training or predicting.")));
-	n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
-	if (expected >= 0 && n != expected)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("expected %d features, not %d", expected, n),
-				 errhint("Every row must have as many features as the model was trained with.")));
-	if (out == NULL)
-		return n;
-	if (ARR_ELEMTYPE(a) == FLOAT8OID)
-		memcpy(out, ARR_DATA_PTR(a), sizeof(double) * n);
-	else if (ARR_ELEMTYPE(a) == FLOAT4OID)
-	{
-		float4	   *src = (float4 *) ARR_DATA_PTR(a);
-
-		for (j = 0; j < n; j++)
-			out[j] = src[j];
-	}
-	else
-		elog(ERROR, "%s: unexpected array element type %u", what, ARR_ELEMTYPE(a));
-	/* a detoasted copy would otherwise live as long as the whole load */
-	if ((Pointer) a != DatumGetPointer(arr))
-		pfree(a);
-	return n;
-}
-
-static bool
-is_numeric_type(Oid t)
-{
-	switch (t)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case FLOAT4OID:
-		case FLOAT8OID:
-		case NUMERICOID:
-		case BOOLOID:
-			return true;
-		default:
-			return false;
-	}
-}
-
-static bool
-is_numeric_array_type(Oid t)
-{
-	switch (t)
-	{
-		case INT2ARRAYOID:
-		case INT4ARRAYOID:
-		case INT8ARRAYOID:
-		case FLOAT4ARRAYOID:
-		case FLOAT8ARRAYOID:
-		case NUMERICARRAYOID:
-			return true;
-		default:
-			return false;
-	}
-}
-
 static Oid
 column_type_or_error(Oid relid, const char *column)
 {
@@ -180,6 +100,7 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 	int			n;
 	int			i;
 	Oid			ltype;
+	bool		is_array;
 
 	if (ARR_NDIM(features) > 1)
 		ereport(ERROR,
@@ -210,25 +131,32 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 					 errmsg("label column \"%s\" cannot also be a feature", label)));
 		t = column_type_or_error(relid, m->features[i]);
 		m->column_types[i] = t;
-		if (n == 1 && is_numeric_array_type(t))
-			m->feature_array = true;
-		else if (!is_numeric_type(t))
+		if (!feature_type_supported(t, &is_array) || (is_array && n > 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("feature column \"%s\" has type %s, which is not numeric",
 							m->features[i], format_type_be(t)),
-					 errhint("Features are numeric columns, or a single float8[] or real[] column.")));
+					 errhint("Features are columns of a built-in numeric or boolean type, or a single array column of a numeric type.")));
+		m->feature_array = is_array;
 	}
 	if (!m->feature_array)
 		m->dims = n;
 
 	ltype = column_type_or_error(relid, label);
 	m->column_types[n] = ltype;
-	if (m->loss == LOSS_SQUARED && (!is_numeric_type(ltype) || ltype == BOOLOID))
+	if (m->loss == LOSS_SQUARED && !label_type_supported(ltype, LOSS_SQUARED))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("label column \"%s\" has type %s, but squared loss needs a numeric label",
-						label, format_type_be(ltype))));
+						label, format_type_be(ltype)),
+				 errhint("Labels of squared loss are columns of a built-in numeric type.")));
+	if (!label_type_supported(ltype, m->loss))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("label column \"%s\" has type %s, which unlearn cannot read as a label",
+						label, format_type_be(ltype)),
+				 errdetail("Labels are read in binary, so that they mean the same in every session and no user-defined code runs while models are maintained."),
+				 errhint("Use a boolean, integer, numeric, float or text label column, for example a generated column.")));
 }
 
 /*
@@ -254,84 +182,4 @@ verify_source_columns(UnlearnModel *m)
 					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
 							 m->name)));
 	}
-}
-
-/*
- * SELECT list of a model's rows: label as text, then the features as
- * float8 columns or one float8[] column.
- */
-char *
-build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid)
-{
-	StringInfoData buf;
-	int			i;
-
-	initStringInfo(&buf);
-	/* scoring reads tables that may lack the label column */
-	if (with_ctid)
-		appendStringInfoString(&buf, "SELECT NULL::text");
-	else
-		appendStringInfo(&buf, "SELECT (%s)::text", quote_identifier(m->label));
-	if (m->feature_array)
-		appendStringInfo(&buf, ", (%s)::float8[]", quote_identifier(m->features[0]));
-	else
-		for (i = 0; i < m->nfeatures; i++)
-		{
-			if (m->column_types[i] == BOOLOID)
-				appendStringInfo(&buf, ", (%s)::int::float8", quote_identifier(m->features[i]));
-			else
-				appendStringInfo(&buf, ", (%s)::float8", quote_identifier(m->features[i]));
-		}
-	if (with_ctid)
-		appendStringInfoString(&buf, ", ctid");
-	appendStringInfo(&buf, " FROM %s", relation);
-	return buf.data;
-}
-
-/*
- * Read one SPI tuple laid out by build_feature_select into raw[d] and the
- * label text (skipped when labeltext is NULL).
- */
-bool
-fetch_row_from_tuple(UnlearnModel *m, HeapTuple tuple, TupleDesc desc,
-					 double *raw, char **labeltext, bool *label_null)
-{
-	bool		isnull;
-	Datum		v;
-	int			j;
-
-	if (labeltext != NULL)
-	{
-		v = SPI_getbinval(tuple, desc, 1, &isnull);
-		*label_null = isnull;
-		*labeltext = isnull ? NULL : TextDatumGetCString(v);
-	}
-
-	if (m->feature_array)
-	{
-		v = SPI_getbinval(tuple, desc, 2, &isnull);
-		if (isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
-							m->features[0], m->name),
-					 errhint("Remove the row or fill in its features.")));
-		extract_float_array(v, FLOAT8OID, raw, m->dims, "feature array");
-	}
-	else
-	{
-		for (j = 0; j < m->nfeatures; j++)
-		{
-			v = SPI_getbinval(tuple, desc, j + 2, &isnull);
-			if (isnull)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
-								m->features[j], m->name),
-						 errhint("Remove the row or fill in its features.")));
-			raw[j] = DatumGetFloat8(v);
-		}
-	}
-	check_feature_values(raw, m->dims, m->name);
-	return true;
 }

@@ -22,6 +22,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(unlearn_predict);
@@ -56,6 +57,14 @@ load_predict_model(const char *name, MemoryContext cxt)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	m = catalog_load_model(name, false, false, false);
+	if (m->status != MODEL_READY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" releases no weights: its state is \"%s\"",
+						m->name, model_status_name(m->status)),
+				 m->status == MODEL_TOO_FEW_ROWS ?
+				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->name) :
+				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->name)));
 	old = MemoryContextSwitchTo(cxt);
 	pm = palloc0(sizeof(PredictModel));
 	pm->name = pstrdup(name);
@@ -137,7 +146,7 @@ read_input_vector(PredictModel *pm, ArrayType *x)
 
 	if (elemtype != FLOAT8OID)
 		elog(ERROR, "unlearn_predict: expected a float8[] argument");
-	extract_float_array(PointerGetDatum(x), FLOAT8OID, pm->row, pm->dims, "feature array");
+	extract_float_array(PointerGetDatum(x), pm->row, pm->dims, "feature array");
 	check_feature_values(pm->row, pm->dims, pm->name);
 }
 
@@ -177,6 +186,37 @@ unlearn_coef(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Point m's feature column types at those of another relation to score,
+ * which must have every feature column with a supported type of the same
+ * shape (scalar or array).
+ */
+static void
+scoring_columns(UnlearnModel *m, Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < m->nfeatures; i++)
+	{
+		AttrNumber	attnum = get_attnum(relid, m->features[i]);
+		Oid			t = attnum == InvalidAttrNumber || attnum < 0 ? InvalidOid : get_atttype(relid, attnum);
+		bool		is_array;
+
+		if (!OidIsValid(t))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							m->features[i], get_rel_name(relid)),
+					 errhint("The scored table needs every feature column of model \"%s\".", m->name)));
+		if (!feature_type_supported(t, &is_array) || is_array != m->feature_array)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of relation \"%s\" has type %s, which does not fit model \"%s\"",
+							m->features[i], get_rel_name(relid), format_type_be(t), m->name)));
+		m->column_types[i] = t;
+	}
+}
+
+/*
  * unlearn_score(model, source): (row_id, label, score) for every row of a
  * table that has the model's feature columns, in one pass.
  */
@@ -201,6 +241,8 @@ unlearn_score(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	m = catalog_load_model(pm->name, false, false, false);
 	relid = PG_ARGISNULL(1) ? m->source : PG_GETARG_OID(1);
+	if (relid != m->source)
+		scoring_columns(m, relid);
 	query = build_feature_select(m, relation_qualified_name(relid), true);
 	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
 	for (;;)
@@ -219,8 +261,8 @@ unlearn_score(PG_FUNCTION_ARGS)
 			double		score;
 
 			CHECK_FOR_INTERRUPTS();
-			fetch_row_from_tuple(m, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, pm->row,
-								 NULL, NULL);
+			decode_spi_row(m, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, pm->row,
+						   NULL, NULL);
 			score = score_row(pm, &best);
 			values[0] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
 									  SPI_tuptable->tupdesc->natts, &isnull);

@@ -92,7 +92,7 @@ prepare_rows(UnlearnModel *m, RowBatch *batch, StepRows *rows)
 	rows->y = palloc(sizeof(double) * Max(rows->count, 1));
 	rows->cls = palloc(sizeof(int) * Max(rows->count, 1));
 	for (i = 0; i < rows->count; i++)
-		rows->cls[i] = label_to_target(m, batch->labels[i], &rows->y[i]);
+		rows->cls[i] = label_to_target(m, batch->labels[i], batch->label_values[i], &rows->y[i]);
 }
 
 /*
@@ -424,14 +424,60 @@ removal_init(void)
 							 &unlearn_reanchor, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
+/* the number of rows of m's table now */
+static int64
+source_rows(UnlearnModel *m)
+{
+	bool		isnull;
+
+	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", relation_qualified_name(m->source)),
+					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not count the rows of model \"%s\"", m->name);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* too few rows to fit p weights: release nothing, keep nothing */
+static void
+rest_model(UnlearnModel *m, int64 rows)
+{
+	m->status = MODEL_TOO_FEW_ROWS;
+	m->rows = rows;
+	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+	ereport(NOTICE,
+			(errmsg("model \"%s\" withholds its weights: its table has %lld rows, fewer than its %d weights",
+					m->name, (long long) rows, m->p),
+			 errhint("Inserting rows, or unlearn_retrain('%s') once there are enough, brings it back.",
+					 m->name)));
+}
+
+/*
+ * Retrain m on its table's rows with fresh noise, or, if the table holds
+ * fewer rows than weights, put it to rest (MODEL_TOO_FEW_ROWS): erasure
+ * never fails for want of rows.
+ */
+void
+retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
+{
+	int64		rows = source_rows(m);
+
+	if (rows < m->p)
+	{
+		rest_model(m, rows);
+		return;
+	}
+	if (why != NULL)
+		ereport(NOTICE,
+				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
+				 errdetail("%s", why)));
+	retrain_model(m, verbose, true);
+	m->status = MODEL_READY;
+}
+
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
 static void
 retrain_now(UnlearnModel *m, const char *why)
 {
-	ereport(NOTICE,
-			(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
-			 errdetail("%s", why)));
-	retrain_model(m, false, true);
+	retrain_or_rest(m, false, why);
 	m->retrains++;
 	m->retrained_now = true;
 }
@@ -517,9 +563,10 @@ handle_exhausted(UnlearnModel *m)
 	if (measured && !budget_exceeded(m, m->class_spent))
 		return false;
 	if (!m->retrain_on_exhausted)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("removal budget of model \"%s\" is exhausted", m->name),
+	{
+		/* the statement goes on; the model withholds its weights */
+		ereport(NOTICE,
+				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->name),
 				 measured ?
 				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual %.6g.",
 						   spent_before, m->budget, m->spent) :
@@ -527,6 +574,10 @@ handle_exhausted(UnlearnModel *m)
 						   spent_before, m->budget),
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
 						 m->name)));
+		m->status = MODEL_SUSPENDED;
+		memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+		return true;
+	}
 	retrain_now(m, "The removal budget would be exceeded.");
 	return true;
 }
@@ -557,6 +608,20 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 	prepare_rows(m, added, &adds);
 	m->removed += rems.count;
 	m->inserted += adds.count;
+
+	if (m->status != MODEL_READY)
+	{
+		/* nothing released: count rows, and come back when there are enough */
+		m->rows += adds.count - rems.count;
+		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p)
+			retrain_now(m, "Its table has enough rows again.");
+		return 0.0;
+	}
+	if (m->rows + adds.count - rems.count < m->p)
+	{
+		rest_model(m, m->rows + adds.count - rems.count);
+		return 0.0;
+	}
 
 	if (m->factor == NULL)
 	{
@@ -612,7 +677,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 	if (budget_exceeded(m, spent_after))
 	{
 		if (handle_exhausted(m))
-			return total_bound;
+			return m->status == MODEL_READY ? total_bound : 0.0;
 	}
 	else
 	{
@@ -626,9 +691,9 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 				 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
 				 unlearn_reanchor ?
 				 errhint("A removal that would exceed the budget first re-anchors the model, measuring its residual; if that does not fit either, it %s.",
-						 m->retrain_on_exhausted ? "retrains the model" : "fails") :
+						 m->retrain_on_exhausted ? "retrains the model" : "suspends the model") :
 				 errhint(m->retrain_on_exhausted ?
 						 "The next removals that would exceed the budget retrain the model." :
-						 "Removals that would exceed the budget will fail; retrain the model with unlearn_retrain().")));
+						 "A removal that would exceed the budget suspends the model until unlearn_retrain().")));
 	return total_bound;
 }

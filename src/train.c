@@ -33,30 +33,30 @@
 #define MAX_NEWTON_ITERATIONS 60
 #define GRADIENT_TOLERANCE 1e-10
 #define STALL_TOLERANCE 1e-6
-#define MAX_CLASSES 1000
 
 /*
- * Map a label to its target.  Returns the class index (binary: 1 for the
- * positive class, 0 for the negative one; one-vs-rest: k), or -1 for
- * squared loss, where *y receives the value.
+ * Map a label (canonical text and value, rows.c) to its target.  Returns
+ * the class index (binary: 1 for the positive class, 0 for the negative
+ * one; one-vs-rest: k), or -1 for squared loss, where *y receives the
+ * value.  Errors never echo the label.
  */
 int
-label_to_target(UnlearnModel *m, const char *labeltext, double *y)
+label_to_target(UnlearnModel *m, const char *label, double value, double *y)
 {
 	int			k;
 
 	if (m->loss == LOSS_SQUARED)
 	{
-		*y = float8in_internal((char *) labeltext, NULL, "double precision",
-							   labeltext);
-		if (isnan(*y) || isinf(*y))
+		if (!isfinite(value))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("label of model \"%s\" must be finite, not %s", m->name, labeltext)));
+					 errmsg("label of model \"%s\" must be a finite number", m->name),
+					 errhint("Remove or fix rows whose label \"%s\" is NaN or infinite.", m->label)));
+		*y = value;
 		return -1;
 	}
 	for (k = 0; k < m->nlabels; k++)
-		if (strcmp(m->classes[k], labeltext) == 0)
+		if (strcmp(m->classes[k], label) == 0)
 		{
 			if (m->nclasses == 1)
 				*y = (k == 1) ? 1.0 : -1.0;
@@ -66,8 +66,8 @@ label_to_target(UnlearnModel *m, const char *labeltext, double *y)
 		}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown label \"%s\" for model \"%s\"", labeltext, m->name),
-			 errdetail("The model was trained on %d labels.", m->nlabels),
+			 errmsg("a row has a label that model \"%s\" was not trained on", m->name),
+			 errdetail("The model was trained on %d labels; see unlearn.models.classes.", m->nlabels),
 			 errhint("Retrain the model with unlearn_train(..., replace => true) to add a class.")));
 	return -1;					/* keep compiler quiet */
 }
@@ -80,69 +80,104 @@ design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 	return dm->y[i];
 }
 
-/* Find the distinct labels of a new logistic model and pick its classes. */
-static void
-discover_classes(UnlearnModel *m, const char *relation)
+/* distinct labels met while loading a new logistic model's rows */
+typedef struct LabelSet
 {
-	StringInfoData q;
-	int			ret;
-	int64		n;
-	int			i;
-	Oid			ltype = m->column_types[m->nfeatures];
+	int			n;
+	char	   *text[UNLEARN_MAX_CLASSES + 1];
+	double		value[UNLEARN_MAX_CLASSES + 1];
+} LabelSet;
 
-	initStringInfo(&q);
-	appendStringInfo(&q,
-					 "SELECT (l)::text FROM (SELECT DISTINCT %s AS l FROM %s) s "
-					 "ORDER BY l NULLS FIRST LIMIT %d",
-					 quote_identifier(m->label), relation, MAX_CLASSES + 1);
-	ret = SPI_execute(q.data, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute failed: %d", ret);
-	n = SPI_processed;
-	if (n == 0)
-		return;					/* the caller reports the empty table */
+static const LabelSet *sorting_labels;
+static bool sorting_numeric;
+
+/* the label type's own order: numbers by value, text bytewise */
+static int
+compare_labels(const void *a, const void *b)
+{
+	int			i = *(const int *) a,
+				j = *(const int *) b;
+
+	if (sorting_numeric)
 	{
-		bool		isnull;
+		double		x = sorting_labels->value[i],
+					y = sorting_labels->value[j];
 
-		SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("label column \"%s\" contains nulls", m->label),
-					 errhint("Remove the rows with a null label, or train on a view that filters them.")));
+		if (x != y)
+			return x < y ? -1 : 1;
 	}
-	if (n < 2)
+	return strcmp(sorting_labels->text[i], sorting_labels->text[j]);
+}
+
+static int
+label_index(UnlearnModel *m, LabelSet *set, char *label, double value)
+{
+	int			k;
+
+	for (k = 0; k < set->n; k++)
+		if (strcmp(set->text[k], label) == 0)
+			return k;
+	if (set->n == UNLEARN_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("label column \"%s\" has more than %d distinct values",
+						m->label, UNLEARN_MAX_CLASSES),
+				 errhint("Use loss => 'squared' for a numeric target.")));
+	set->text[set->n] = pstrdup(label);
+	set->value[set->n] = value;
+	return set->n++;
+}
+
+/*
+ * Pick the classes of a new logistic model from the labels its rows have,
+ * in the label type's order (the positive class of a binary model last),
+ * and turn the rows' provisional indexes into targets.
+ */
+static void
+choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
+{
+	int		   *order = palloc(sizeof(int) * Max(set->n, 1));
+	int		   *rank = palloc(sizeof(int) * Max(set->n, 1));
+	int			k;
+	int64		i;
+
+	if (set->n < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("label column \"%s\" has a single class", m->label),
 				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
-	if (n > MAX_CLASSES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("label column \"%s\" has more than %d distinct values", m->label, MAX_CLASSES)));
-
-	m->nlabels = (int) n;
-	m->classes = palloc(sizeof(char *) * n);
-	for (i = 0; i < n; i++)
-		m->classes[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-
-	if (n == 2)
+	for (k = 0; k < set->n; k++)
+		order[k] = k;
+	sorting_labels = set;
+	sorting_numeric = !isnan(set->value[0]);
+	qsort(order, set->n, sizeof(int), compare_labels);
+	m->nlabels = set->n;
+	m->classes = palloc(sizeof(char *) * set->n);
+	for (k = 0; k < set->n; k++)
 	{
-		m->nclasses = 1;
-		/* numeric {-1, 1} and {0, 1} sort the positive class 1 last already */
-		if (ltype != BOOLOID && ltype != TEXTOID && ltype != VARCHAROID)
-		{
-			double		a = strtod(m->classes[0], NULL),
-						c = strtod(m->classes[1], NULL);
-
-			if (!(c == 1.0 && (a == 0.0 || a == -1.0)))
-				ereport(NOTICE,
-						(errmsg("binary labels %s and %s: the positive class is %s",
-								m->classes[0], m->classes[1], m->classes[1])));
-		}
+		m->classes[k] = set->text[order[k]];
+		rank[order[k]] = k;
 	}
-	else
-		m->nclasses = (int) n;
+	m->nclasses = set->n == 2 ? 1 : set->n;
+	for (i = 0; i < dm->n; i++)
+	{
+		dm->cls[i] = rank[dm->cls[i]];
+		dm->y[i] = m->nclasses == 1 ? (dm->cls[i] == 1 ? 1.0 : -1.0) : 0.0;
+	}
+	if (m->nclasses == 1)
+	{
+		/* numeric {-1, 1} and {0, 1} put the positive class 1 last already */
+		if (!sorting_numeric ||
+			!(set->value[order[1]] == 1.0 &&
+			  (set->value[order[0]] == 0.0 || set->value[order[0]] == -1.0)))
+			ereport(NOTICE,
+					(errmsg("binary labels %s and %s: the positive class is %s",
+							m->classes[0], m->classes[1], m->classes[1])));
+		pfree(dm->cls);
+		dm->cls = NULL;
+	}
+	pfree(order);
+	pfree(rank);
 }
 
 /*
@@ -159,6 +194,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	int			ret;
 	double	   *raw = NULL;
 	bool		isnull;
+	LabelSet   *labels = NULL;
 
 	memset(dm, 0, sizeof(*dm));
 	initStringInfo(&q);
@@ -174,7 +210,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 				 errhint("Insert rows before training.")));
 
 	if (discover && m->loss == LOSS_LOGISTIC)
-		discover_classes(m, relation);
+		labels = palloc0(sizeof(LabelSet));
 
 	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, false),
 									   0, NULL, NULL, NULL, false, 0);
@@ -189,8 +225,8 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 		{
 			HeapTuple	tup = SPI_tuptable->vals[j];
 			TupleDesc	desc = SPI_tuptable->tupdesc;
-			char	   *labeltext;
-			bool		label_null;
+			char	   *label;
+			double		label_value;
 			double		y = 0;
 			int			cls;
 
@@ -207,40 +243,41 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 								(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 								 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
 										m->features[0], m->name)));
-					m->dims = extract_float_array(v, FLOAT8OID, NULL, -1, "feature array");
-					if (m->dims == 0)
+					m->dims = extract_float_array(v, NULL, -1, "feature array");
+					if (m->dims == 0 || m->dims > UNLEARN_MAX_DIMS)
 						ereport(ERROR,
 								(errcode(ERRCODE_DATA_EXCEPTION),
-								 errmsg("feature array of model \"%s\" is empty", m->name)));
+								 errmsg("feature array of model \"%s\" must have 1 to %d elements",
+										m->name, UNLEARN_MAX_DIMS)));
 				}
 				m->p = m->dims + (m->intercept ? 1 : 0);
 				dm->p = m->p;
 				dm->x = MemoryContextAllocHuge(CurrentMemoryContext,
 											   sizeof(double) * m->p * expected);
 				dm->y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * expected);
-				if (m->nclasses > 1)
+				if (m->nclasses > 1 || labels != NULL)
 					dm->cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * expected);
 			}
 			if (i >= expected)
 				break;			/* a concurrent insert: count() is the snapshot we use */
 			raw = dm->x + i * m->p;
-			fetch_row_from_tuple(m, tup, desc, raw, &labeltext, &label_null);
-			if (label_null)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("label column \"%s\" contains nulls", m->label),
-						 errhint("Remove the rows with a null label, or train on a view that filters them.")));
-			cls = label_to_target(m, labeltext, &y);
+			decode_spi_row(m, tup, desc, raw, &label, &label_value);
+			if (labels != NULL)
+				cls = label_index(m, labels, label, label_value);
+			else
+				cls = label_to_target(m, label, label_value, &y);
 			dm->y[i] = y;
 			if (dm->cls)
 				dm->cls[i] = cls;
-			pfree(labeltext);
+			pfree(label);
 			i++;
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
 	dm->n = i;
+	if (labels != NULL)
+		choose_classes(m, labels, dm);
 }
 
 /* s = max_i ||z_i|| (when set_scale), and map every row (features.c) */

@@ -27,14 +27,21 @@
 #include "unlearn.h"
 
 #include "access/xact.h"
+#include "catalog/partition.h"
+#include "executor/tuptable.h"
+#include "nodes/bitmapset.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -43,38 +50,298 @@ PG_FUNCTION_INFO_V1(unlearn_truncate_trigger);
 PG_FUNCTION_INFO_V1(unlearn_on_sql_drop);
 PG_FUNCTION_INFO_V1(unlearn_on_ddl_end);
 
-/* Rows of a query over the transition tables, mapped into model space. */
+/*
+ * One query's pending change of one model: the raw rows of the AFTER
+ * triggers that fired so far, kept until the query's last unlearn AFTER
+ * trigger on the table fires.  A query is identified by the transaction
+ * and the command id of its snapshot, which no later query repeats.
+ */
+typedef struct PendingChange
+{
+	Oid			relid;			/* the table the triggers are on */
+	FullTransactionId xid;
+	CommandId	cid;
+	int			before_events;	/* BEFORE statement triggers seen: one per
+								 * DELETE, INSERT, UPDATE part */
+	int			after_events;	/* AFTER statement triggers seen */
+	int			operations;		/* 1 delete, 2 insert, 4 update */
+	SubTransactionId subxact;	/* where the query ran */
+	List	   *models;			/* of ModelRows */
+} PendingChange;
+
+typedef struct ModelRows
+{
+	char	   *name;
+	RowBatch   *removed;		/* raw rows, unmapped */
+	RowBatch   *added;
+} ModelRows;
+
+static List *pending_changes = NIL;	/* in TopTransactionContext */
+static FullTransactionId pending_xid;
+
+static PendingChange *
+pending_change(Oid relid, bool create)
+{
+	FullTransactionId xid = GetTopFullTransactionId();
+	CommandId	cid = ActiveSnapshotSet() ? GetActiveSnapshot()->curcid : InvalidCommandId;
+	ListCell   *lc;
+	PendingChange *pc;
+	MemoryContext old;
+
+	if (!FullTransactionIdEquals(xid, pending_xid))
+	{
+		/* a new transaction: the old list went with its memory */
+		pending_changes = NIL;
+		pending_xid = xid;
+	}
+	foreach(lc, pending_changes)
+	{
+		pc = (PendingChange *) lfirst(lc);
+		if (pc->relid == relid && pc->cid == cid)
+			return pc;
+	}
+	if (!create)
+		return NULL;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	pc = palloc0(sizeof(PendingChange));
+	pc->relid = relid;
+	pc->xid = xid;
+	pc->cid = cid;
+	pc->subxact = GetCurrentSubTransactionId();
+	pending_changes = lappend(pending_changes, pc);
+	MemoryContextSwitchTo(old);
+	return pc;
+}
+
+static void
+forget_pending_change(PendingChange *pc)
+{
+	pending_changes = list_delete_ptr(pending_changes, pc);
+}
+
+/* an empty batch of raw rows of m, in long-lived memory */
 static RowBatch *
-read_rows(UnlearnModel *m, const char *query)
+new_batch(UnlearnModel *m, int capacity)
 {
 	RowBatch   *batch = palloc0(sizeof(RowBatch));
-	double	   *raw = palloc(sizeof(double) * (m->p + 1));
-	uint64		i;
 
-	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the transition table");
-	batch->count = (int) SPI_processed;
-	batch->x = MemoryContextAllocHuge(CurrentMemoryContext,
-									  sizeof(double) * m->p * Max(batch->count, 1));
-	batch->labels = palloc(sizeof(char *) * Max(batch->count, 1));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		label_null;
-		double	   *x = batch->x + (Size) i * m->p;
-
-		fetch_row_from_tuple(m, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, raw,
-							 &batch->labels[i], &label_null);
-		if (label_null)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("label column \"%s\" of model \"%s\" must not be null",
-							m->label, m->name),
-					 errhint("Every row of a trained table needs a label.")));
-		memcpy(x, raw, sizeof(double) * m->dims);
-		map_row(x, m->dims, m->intercept, m->scale);
-	}
-	SPI_freetuptable(SPI_tuptable);
+	capacity = Max(capacity, 1);
+	batch->x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * m->p * capacity);
+	batch->labels = palloc(sizeof(char *) * capacity);
+	batch->label_values = palloc(sizeof(double) * capacity);
 	return batch;
+}
+
+/* append src's rows to *dst (in the memory of *dst) */
+static void
+append_batch(UnlearnModel *m, RowBatch **dst, RowBatch *src, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	RowBatch   *out;
+	int			n = (*dst ? (*dst)->count : 0) + src->count;
+	int			i;
+
+	out = new_batch(m, n);
+	if (*dst)
+	{
+		memcpy(out->x, (*dst)->x, sizeof(double) * m->p * (*dst)->count);
+		for (i = 0; i < (*dst)->count; i++)
+		{
+			out->labels[i] = (*dst)->labels[i];
+			out->label_values[i] = (*dst)->label_values[i];
+		}
+		out->count = (*dst)->count;
+	}
+	memcpy(out->x + (Size) out->count * m->p, src->x, sizeof(double) * m->p * src->count);
+	for (i = 0; i < src->count; i++)
+	{
+		out->labels[out->count + i] = pstrdup(src->labels[i]);
+		out->label_values[out->count + i] = src->label_values[i];
+	}
+	out->count = n;
+	*dst = out;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The rows of a transition table, raw (features unmapped, first d entries
+ * of each p-row), read in binary from the tuplestore: no SQL, no casts.
+ * Columns are found by name in the relation the trigger is on (a
+ * partition may order them differently from its root).
+ */
+static RowBatch *
+read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	AttrNumber *attnums = palloc(sizeof(AttrNumber) * (m->nfeatures + 1));
+	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	RowBatch   *batch;
+	int			capacity = 64;
+	int			j;
+
+	for (j = 0; j <= m->nfeatures; j++)
+	{
+		const char *col = j == 0 ? m->label : m->features[j - 1];
+
+		attnums[j] = get_attnum(RelationGetRelid(rel), col);
+		if (attnums[j] <= 0 ||
+			getBaseType(TupleDescAttr(desc, attnums[j] - 1)->atttypid) !=
+			getBaseType(m->column_types[j == 0 ? m->nfeatures : j - 1]))
+			verify_source_columns(m);	/* reports the column */
+	}
+	batch = new_batch(m, capacity);
+	tuplestore_select_read_pointer(ts, 0);
+	tuplestore_rescan(ts);
+	while (tuplestore_gettupleslot(ts, true, false, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (batch->count == capacity)
+		{
+			capacity *= 2;
+			batch->x = repalloc_huge(batch->x, sizeof(double) * m->p * capacity);
+			batch->labels = repalloc(batch->labels, sizeof(char *) * capacity);
+			batch->label_values = repalloc(batch->label_values, sizeof(double) * capacity);
+		}
+		for (j = 0; j <= m->nfeatures; j++)
+			values[j] = slot_getattr(slot, attnums[j], &isnull[j]);
+		decode_model_row(m, values, isnull, batch->x + (Size) batch->count * m->p,
+						 &batch->labels[batch->count], &batch->label_values[batch->count]);
+		batch->count++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return batch;
+}
+
+/* rows of raw batches ordered by (features, label): the multiset order */
+static const RowBatch *sorting_batch;
+static int	sorting_dims;
+static int	sorting_stride;
+
+static int
+compare_raw_rows(const void *a, const void *b)
+{
+	int			i = *(const int *) a,
+				j = *(const int *) b;
+	const double *x = sorting_batch->x + (Size) i * sorting_stride;
+	const double *y = sorting_batch->x + (Size) j * sorting_stride;
+	int			k;
+
+	for (k = 0; k < sorting_dims; k++)
+		if (x[k] != y[k])
+			return x[k] < y[k] ? -1 : 1;
+	return strcmp(sorting_batch->labels[i], sorting_batch->labels[j]);
+}
+
+static int *
+sorted_rows(UnlearnModel *m, const RowBatch *batch)
+{
+	int		   *order = palloc(sizeof(int) * Max(batch->count, 1));
+	int			i;
+
+	for (i = 0; i < batch->count; i++)
+		order[i] = i;
+	sorting_batch = batch;
+	sorting_dims = m->dims;
+	sorting_stride = m->p;
+	qsort(order, batch->count, sizeof(int), compare_raw_rows);
+	return order;
+}
+
+static void
+keep_row(UnlearnModel *m, RowBatch *out, const RowBatch *in, int i)
+{
+	memcpy(out->x + (Size) out->count * m->p, in->x + (Size) i * m->p, sizeof(double) * m->p);
+	out->labels[out->count] = in->labels[i];
+	out->label_values[out->count] = in->label_values[i];
+	out->count++;
+}
+
+/*
+ * UPDATE is rectification: remove OLD minus NEW and add NEW minus OLD, as
+ * multisets of (features, label), so that an UPDATE of other columns
+ * spends nothing.  O(k log k) for k rows.
+ */
+static void
+multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
+{
+	RowBatch   *o = *old_rows,
+			   *n = *new_rows;
+	RowBatch   *ro = new_batch(m, o->count),
+			   *rn = new_batch(m, n->count);
+	int		   *oi,
+			   *ni;
+	int			a = 0,
+				b = 0;
+
+	oi = sorted_rows(m, o);
+	ni = sorted_rows(m, n);
+	while (a < o->count || b < n->count)
+	{
+		int			c;
+
+		if (a == o->count)
+			c = 1;
+		else if (b == n->count)
+			c = -1;
+		else
+		{
+			/* compare a row of o with a row of n */
+			const double *x = o->x + (Size) oi[a] * m->p;
+			const double *y = n->x + (Size) ni[b] * m->p;
+			int			k;
+
+			c = 0;
+			for (k = 0; k < m->dims && c == 0; k++)
+				if (x[k] != y[k])
+					c = x[k] < y[k] ? -1 : 1;
+			if (c == 0)
+				c = strcmp(o->labels[oi[a]], n->labels[ni[b]]);
+		}
+		if (c == 0)
+		{
+			a++;
+			b++;
+		}
+		else if (c < 0)
+			keep_row(m, ro, o, oi[a++]);
+		else
+			keep_row(m, rn, n, ni[b++]);
+	}
+	*old_rows = ro;
+	*new_rows = rn;
+}
+
+static void
+map_batch(UnlearnModel *m, RowBatch *batch)
+{
+	int			i;
+
+	if (batch == NULL)
+		return;
+	for (i = 0; i < batch->count; i++)
+		map_row(batch->x + (Size) i * m->p, m->dims, m->intercept, m->scale);
+}
+
+/* re-raise a lock's serialization failure with the model's name and a hint */
+static void
+rethrow_lock_failure(const char *name, MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
+	{
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to model \"%s\" due to a concurrent change", name),
+				 errdetail("Another transaction changed the model since this transaction's snapshot."),
+				 errhint("Retry the transaction.")));
+	}
+	PG_RE_THROW();
 }
 
 static UnlearnModel *
@@ -89,20 +356,7 @@ lock_model(const char *name)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
-		{
-			FlushErrorState();
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access to model \"%s\" due to a concurrent change", name),
-					 errdetail("Another transaction changed the model since this transaction's snapshot."),
-					 errhint("Retry the transaction.")));
-		}
-		PG_RE_THROW();
+		rethrow_lock_failure(name, cxt);
 	}
 	PG_END_TRY();
 	return m;
@@ -118,49 +372,200 @@ elapsed_ms(instr_time start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
+/* apply one query's rows to one model: lock, load, step, write, ledger */
 static void
-maintain_model(ModelRef *ref, TriggerData *td, const char *operation)
+maintain_model(ModelRows *rows, const char *operation)
 {
 	UnlearnModel *m;
-	RowBatch   *removed = NULL;
-	RowBatch   *added = NULL;
 	double		bound;
 	instr_time	start;
 	double		t_load,
-				t_rows,
 				t_apply;
+	int			nrem = rows->removed ? rows->removed->count : 0;
+	int			nadd = rows->added ? rows->added->count : 0;
 
+	if (nrem + nadd == 0)
+		return;
 	INSTR_TIME_SET_CURRENT(start);
-	m = lock_model(ref->name);
+	m = lock_model(rows->name);
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped by a concurrent transaction */
-
-	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
-		removed = read_rows(m, build_feature_select(m, "unlearn_old", false));
-	else if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		added = read_rows(m, build_feature_select(m, "unlearn_new", false));
-	else
-	{
-		char	   *old_q = build_feature_select(m, "unlearn_old", false);
-		char	   *new_q = build_feature_select(m, "unlearn_new", false);
-
-		removed = read_rows(m, psprintf("(%s) EXCEPT ALL (%s)", old_q, new_q));
-		added = read_rows(m, psprintf("(%s) EXCEPT ALL (%s)", new_q, old_q));
-		if (removed->count == 0 && added->count == 0)
-			return;				/* no model column changed */
-	}
-	if ((removed ? removed->count : 0) + (added ? added->count : 0) == 0)
-		return;
-
-	t_rows = elapsed_ms(start);
-	bound = apply_row_changes(m, removed, added);
+	map_batch(m, rows->removed);
+	map_batch(m, rows->added);
+	bound = apply_row_changes(m, rows->removed, rows->added);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
-	catalog_ledger(m, operation, removed ? removed->count : 0, added ? added->count : 0,
-				   bound, m->retrained_now);
-	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, rows %.2f ms, update %.2f ms, write %.2f ms",
-		 m->name, t_load, t_rows - t_load, t_apply - t_rows, elapsed_ms(start) - t_apply);
+	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
+	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
+		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
+}
+
+/* the models of a table, or of the partitioned root a partition belongs to */
+static List *
+models_of_trigger_relation(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+
+	if (rel->rd_rel->relispartition)
+		relid = llast_oid(get_partition_ancestors(relid));
+	return catalog_models_of_relation(relid);
+}
+
+/* does the UPDATE's SET list touch a column of m? */
+static bool
+update_touches_model(UnlearnModel *m, Relation rel, const Bitmapset *updated)
+{
+	int			j;
+
+	if (updated == NULL)
+		return true;
+	for (j = 0; j <= m->nfeatures; j++)
+	{
+		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), j == 0 ? m->label : m->features[j - 1]);
+
+		if (attnum <= 0 ||
+			bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, updated))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * BEFORE ... FOR EACH STATEMENT: lock the models this statement may
+ * change, in model-name order, before the statement locks any row of the
+ * table.  So a writer never waits for a model while holding row locks of
+ * this statement, and admin functions (which lock the table first) never
+ * wait for a writer that waits for them.
+ */
+static void
+before_statement(TriggerData *td, List *refs, PendingChange *pc)
+{
+	ListCell   *lc;
+
+	pc->before_events++;
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = (ModelRef *) lfirst(lc);
+		MemoryContext cxt = CurrentMemoryContext;
+
+		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+		{
+			UnlearnModel *m = catalog_load_model(ref->name, false, false, true);
+
+			if (m == NULL || !update_touches_model(m, td->tg_relation, td->tg_updatedcols))
+				continue;
+		}
+		PG_TRY();
+		{
+			catalog_lock_model(ref->name);
+		}
+		PG_CATCH();
+		{
+			rethrow_lock_failure(ref->name, cxt);
+		}
+		PG_END_TRY();
+	}
+}
+
+/* find (or start) the rows of model `name` pending in pc */
+static ModelRows *
+pending_rows(PendingChange *pc, const char *name)
+{
+	ListCell   *lc;
+	ModelRows  *mr;
+	MemoryContext old;
+
+	foreach(lc, pc->models)
+	{
+		mr = (ModelRows *) lfirst(lc);
+		if (strcmp(mr->name, name) == 0)
+			return mr;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	mr = palloc0(sizeof(ModelRows));
+	mr->name = pstrdup(name);
+	pc->models = lappend(pc->models, mr);
+	MemoryContextSwitchTo(old);
+	return mr;
+}
+
+/*
+ * AFTER ... FOR EACH STATEMENT: collect this trigger's rows for every
+ * model of the table.  A query may fire up to three of these triggers on
+ * one table (INSERT ... ON CONFLICT DO UPDATE, MERGE, writable CTEs), and
+ * every one of them fires after all of the query's rows changed.  So the
+ * rows are applied only when the last of them fires, all at once: a
+ * retraining, a re-anchoring or an exact bound then reads exactly the
+ * table the model is brought to, and no row is applied twice.  The
+ * query's BEFORE statement triggers, which all fire before any row
+ * changes, tell how many parts there are.
+ */
+static void
+after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *operation)
+{
+	ListCell   *lc;
+
+	pc->after_events++;
+	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		pc->operations |= 1;
+	else if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		pc->operations |= 2;
+	else
+		pc->operations |= 4;
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = (ModelRef *) lfirst(lc);
+		UnlearnModel *m = catalog_load_model(ref->name, false, false, true);
+		RowBatch   *removed = NULL;
+		RowBatch   *added = NULL;
+		ModelRows  *mr;
+
+		if (m == NULL)
+			continue;
+		if (td->tg_oldtable != NULL)
+			removed = read_transition(m, td->tg_oldtable, td->tg_relation);
+		if (td->tg_newtable != NULL)
+			added = read_transition(m, td->tg_newtable, td->tg_relation);
+		if (removed != NULL && added != NULL)
+			multiset_difference(m, &removed, &added);
+		mr = pending_rows(pc, m->name);
+		if (removed != NULL && removed->count > 0)
+			append_batch(m, &mr->removed, removed, TopTransactionContext);
+		if (added != NULL && added->count > 0)
+			append_batch(m, &mr->added, added, TopTransactionContext);
+	}
+	if (pc->after_events < pc->before_events)
+		return;					/* another part of this query fires later */
+
+	forget_pending_change(pc);
+	foreach(lc, pc->models)
+		maintain_model((ModelRows *) lfirst(lc),
+					   pc->operations == 1 ? "delete" : pc->operations == 2 ? "insert" :
+					   pc->operations == 4 ? operation : "merge");
+}
+
+/* the trigger must be one the extension attached, for its own event */
+static void
+check_trigger_identity(TriggerData *td)
+{
+	const char *name = td->tg_trigger->tgname;
+	bool		ours;
+
+	if (TRIGGER_FIRED_BEFORE(td->tg_event))
+		ours = strcmp(name, "unlearn_before_write") == 0;
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		ours = strcmp(name, "unlearn_after_delete") == 0;
+	else if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		ours = strcmp(name, "unlearn_after_insert") == 0;
+	else
+		ours = strcmp(name, "unlearn_after_update") == 0;
+	if (!ours || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("unlearn._maintain() fired by trigger \"%s\", which unlearn did not create",
+						name),
+				 errhint("Only unlearn_train() attaches this function to a table.")));
 }
 
 Datum
@@ -169,18 +574,14 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	TriggerData *td = (TriggerData *) fcinfo->context;
 	const char *operation;
 	List	   *refs;
-	ListCell   *lc;
-	Oid			save_userid;
-	int			save_sec_context;
+	ExtensionContext ctx;
+	PendingChange *pc;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("unlearn._maintain() must be called as a trigger")));
-	if (!TRIGGER_FIRED_AFTER(td->tg_event) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("unlearn._maintain() must be an AFTER ... FOR EACH STATEMENT trigger")));
+	check_trigger_identity(td);
 	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
 		operation = "delete";
 	else if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
@@ -192,27 +593,77 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "SPI_register_trigger_data failed");
-
-	refs = catalog_models_of_relation(RelationGetRelid(td->tg_relation));
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	foreach(lc, refs)
+	enter_extension_context(&ctx);
+	refs = models_of_trigger_relation(td->tg_relation);
+	if (refs != NIL)
 	{
-		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		int			nestlevel;
-
-		/* maintenance runs as the model owner, with a pinned search_path */
-		SetUserIdAndSecContext(ref->owner, save_sec_context | SECURITY_RESTRICTED_OPERATION);
-		nestlevel = NewGUCNestLevel();
-		(void) set_config_option("search_path", "pg_catalog, pg_temp",
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-		maintain_model(ref, td, operation);
-		AtEOXact_GUC(false, nestlevel);
-		SetUserIdAndSecContext(save_userid, save_sec_context);
+		pc = pending_change(RelationGetRelid(td->tg_relation), true);
+		if (TRIGGER_FIRED_BEFORE(td->tg_event))
+			before_statement(td, refs, pc);
+		else
+			after_statement(td, refs, pc, operation);
 	}
+	leave_extension_context(&ctx);
 	SPI_finish();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * Every query's parts are applied by its last unlearn trigger.  A change
+ * still pending at commit would be a row the model never saw: refuse to
+ * commit rather than lose it silently.
+ */
+static void
+pending_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			foreach(lc, pending_changes)
+			{
+				PendingChange *pc = (PendingChange *) lfirst(lc);
+
+				if (pc->models != NIL)
+					ereport(ERROR,
+							(errcode(ERRCODE_INTERNAL_ERROR),
+							 errmsg("unlearn: a change to table \"%s\" was not applied to its models",
+									get_rel_name(pc->relid)),
+							 errhint("This is a bug; the transaction is rolled back so that no model misses a row.")));
+			}
+			break;
+		default:
+			pending_changes = NIL;	/* its memory went with the transaction */
+			break;
+	}
+}
+
+/* a query that failed inside a subtransaction leaves its parts behind */
+static void
+pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	foreach(lc, pending_changes)
+	{
+		PendingChange *pc = (PendingChange *) lfirst(lc);
+
+		if (pc->subxact == mySubid)
+			pending_changes = foreach_delete_current(pending_changes, lc);
+	}
+}
+
+void
+trigger_init(void)
+{
+	RegisterXactCallback(pending_xact_callback, NULL);
+	RegisterSubXactCallback(pending_subxact_callback, NULL);
 }
 
 Datum
@@ -233,29 +684,25 @@ unlearn_truncate_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* run f as the owner of the catalog (the role that created the extension) */
-static Oid
-catalog_owner(void)
-{
-	bool		isnull;
-
-	if (SPI_execute("SELECT relowner FROM pg_catalog.pg_class WHERE oid = 'unlearn.models'::regclass",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not find unlearn.models");
-	return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
-/* every table with models must keep its four triggers, ENABLE ALWAYS */
+/*
+ * Every table of a trained partition tree must keep its five triggers,
+ * ENABLE ALWAYS.  `where` restricts the models checked.
+ */
 static void
 check_triggers_intact(const char *where)
 {
 	uint64		i;
 
-	if (SPI_execute(psprintf("SELECT m.source::oid, m.model FROM (SELECT DISTINCT ON (source) source, model "
-							 "FROM unlearn.models %s ORDER BY source, model) m "
-							 "WHERE (SELECT count(*) FROM pg_catalog.pg_trigger t WHERE t.tgrelid = m.source "
-							 "AND t.tgname IN ('unlearn_after_delete', 'unlearn_after_insert', "
-							 "'unlearn_after_update', 'unlearn_before_truncate') AND t.tgenabled = 'A') <> 4",
+	if (SPI_execute(psprintf("SELECT t.relid::pg_catalog.oid, m.model FROM "
+							 "(SELECT DISTINCT ON (source) source, model FROM unlearn.models %s "
+							 " ORDER BY source, model) m, "
+							 "LATERAL (SELECT m.source AS relid UNION "
+							 " SELECT p.relid FROM pg_catalog.pg_partition_tree(m.source) p) t "
+							 "WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = t.relid) "
+							 "AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g "
+							 " WHERE g.tgrelid = t.relid AND g.tgname IN ('unlearn_before_write', "
+							 " 'unlearn_after_delete', 'unlearn_after_insert', 'unlearn_after_update', "
+							 " 'unlearn_before_truncate') AND g.tgenabled = 'A') <> 5",
 							 where), false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the unlearn triggers");
 	for (i = 0; i < SPI_processed; i++)
@@ -272,34 +719,112 @@ check_triggers_intact(const char *where)
 	}
 }
 
+/*
+ * A trained partitioned table whose set of partitions changed (CREATE
+ * TABLE ... PARTITION OF, ATTACH, DETACH, DROP of a partition) gains its
+ * rows or loses them without a DML statement: its new partitions get the
+ * triggers, and its models retrain on its rows (or rest, with too few),
+ * so that each model reflects exactly the table again.
+ */
+static void
+sync_partition_sets(void)
+{
+	List	   *sources = NIL;
+	ListCell   *lc;
+	uint64		i;
+
+	if (SPI_execute("SELECT DISTINCT m.source::pg_catalog.oid, m.partitions FROM unlearn.models m "
+					"JOIN pg_catalog.pg_class c ON c.oid = m.source WHERE c.relkind = 'p'",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the partitioned sources");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		Datum		stored = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+		int			n;
+		Datum		current = partition_set(relid, &n);
+
+		if (isnull || !DatumGetBool(DirectFunctionCall2(array_eq, stored, current)))
+			sources = lappend_oid(sources, relid);
+	}
+	foreach(lc, sources)
+	{
+		Oid			relid = lfirst_oid(lc);
+		List	   *refs;
+		ListCell   *lc2;
+
+		catalog_attach_triggers(relid);
+		refs = catalog_models_of_relation(relid);
+		foreach(lc2, refs)
+		{
+			UnlearnModel *m = catalog_load_model(((ModelRef *) lfirst(lc2))->name, true, true, true);
+
+			if (m == NULL)
+				continue;
+			retrain_or_rest(m, false, "The partitions of its table changed.");
+			m->retrains++;
+			m->retrained_now = true;
+			catalog_update_model(m);
+			catalog_ledger(m, "repartition", 0, 0, m->spent, true);
+		}
+		catalog_set_partitions(relid);
+	}
+}
+
+/* an inheritance child of a trained table would bypass its triggers */
+static void
+refuse_inheritance_children(void)
+{
+	if (SPI_execute("SELECT c.objid::pg_catalog.regclass::pg_catalog.text, m.model "
+					"FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+					"JOIN pg_catalog.pg_inherits i ON i.inhrelid = c.objid "
+					"JOIN pg_catalog.pg_class k ON k.oid = c.objid AND NOT k.relispartition "
+					"JOIN unlearn.models m ON m.source = i.inhparent "
+					"WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass LIMIT 1",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the DDL commands");
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" cannot inherit from a table with unlearn models",
+						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errdetail("Writes to an inheritance child do not reach the triggers of model \"%s\".",
+						   SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2)),
+				 errhint("Use declarative partitioning: a partition's writes reach its root's models.")));
+}
+
 Datum
 unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 {
-	Oid			save_userid;
-	int			save_sec_context;
+	ExtensionContext ctx;
 	uint64		i;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "unlearn._on_sql_drop() must be called as an event trigger");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
 
 	/* dropped tables take their models with them, whoever owns the models */
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(catalog_owner(), save_sec_context | SECURITY_RESTRICTED_OPERATION);
 	if (SPI_execute("DELETE FROM unlearn.models m USING pg_catalog.pg_event_trigger_dropped_objects() d "
 					"WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 "
 					"AND m.source = d.objid RETURNING m.model",
 					false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not drop the models of dropped tables");
 	for (i = 0; i < SPI_processed; i++)
-		ereport(NOTICE,
-				(errmsg("dropped model \"%s\" with its table",
-						SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1))));
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	{
+		char	   *model = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 
+		state_cache_forget(model);
+		ereport(NOTICE, (errmsg("dropped model \"%s\" with its table", model)));
+	}
 	if (!unlearn_changing_triggers)
+	{
+		sync_partition_sets();
 		check_triggers_intact("");
+	}
+	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -310,6 +835,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	uint64		i;
 	List	   *relids = NIL;
 	ListCell   *lc;
+	ExtensionContext ctx;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "unlearn._on_ddl_end() must be called as an event trigger");
@@ -317,8 +843,13 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT DISTINCT c.objid FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+	enter_extension_context(&ctx);
+	refuse_inheritance_children();
+	sync_partition_sets();
+	/* the trained tables (roots) the commands touched, directly or through a partition */
+	if (SPI_execute("SELECT DISTINCT m.source::pg_catalog.oid FROM pg_catalog.pg_event_trigger_ddl_commands() c "
 					"JOIN unlearn.models m ON m.source = c.objid "
+					"OR c.objid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(m.source) p) "
 					"WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass",
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the DDL commands");
@@ -343,6 +874,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 		}
 		check_triggers_intact(psprintf("WHERE source = %u", relid));
 	}
+	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

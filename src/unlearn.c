@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -34,6 +35,7 @@ _PG_init(void)
 	linalg_init();
 	state_cache_init();
 	removal_init();
+	trigger_init();
 }
 
 static const char *const train_argnames[] = {
@@ -62,12 +64,51 @@ require_finite(const char *what, double v, double min, bool min_inclusive)
 				 errmsg("%s must be a finite number %s %g", what, min_inclusive ? ">=" : ">", min)));
 }
 
+/*
+ * Admin functions lock the table before the model row: writers hold the
+ * table's ROW EXCLUSIVE lock when their BEFORE statement trigger waits for
+ * the model row, so this order has no cycle.  SHARE waits for the table's
+ * open writers and keeps new ones out until commit.
+ */
 static void
 lock_source(Oid relid)
 {
+	if (get_rel_name(relid) == NULL)
+		return;					/* dropped: nothing to wait for */
 	if (SPI_execute(psprintf("LOCK TABLE %s IN SHARE MODE", relation_qualified_name(relid)),
 					false, 0) < 0)
 		elog(ERROR, "could not lock the source table");
+}
+
+/* tables a model can be trained on, and kept exact */
+static void
+check_source_table(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+	const char *name = get_rel_name(relid);
+
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", name),
+				 errhint("Models are trained on tables, whose triggers keep them in step.")));
+	if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on temporary table \"%s\"", name),
+				 errdetail("A temporary table goes with its session, without telling its models."),
+				 errhint("Train on a permanent or unlogged table.")));
+	if (get_rel_relispartition(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on partition \"%s\"", name),
+				 errhint("Train on the partitioned table at the root; its models follow every partition.")));
+	if (relkind == RELKIND_RELATION && (has_subclass(relid) || has_superclass(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on table \"%s\", which takes part in inheritance", name),
+				 errdetail("Writes to an inheritance child do not reach triggers on its parent."),
+				 errhint("Use declarative partitioning, or train on a table without inheritance.")));
 }
 
 Datum
@@ -80,10 +121,10 @@ unlearn_train(PG_FUNCTION_ARGS)
 			   *steps,
 			   *loss;
 	Oid			relid;
-	char		relkind;
 	bool		replace;
 	bool		verbose;
 	int			i;
+	ExtensionContext ctx;
 
 	for (i = 0; i < PG_NARGS(); i++)
 		if (PG_ARGISNULL(i))
@@ -113,7 +154,13 @@ unlearn_train(PG_FUNCTION_ARGS)
 				 errmsg("model name must not be empty")));
 	require_choice("loss", loss, "logistic", "squared", NULL);
 	require_choice("bound", bound, "guo", "taylor", "exact");
-	require_choice("on_exhausted policy", on_exhausted, "retrain", "error", NULL);
+	if (strcmp(on_exhausted, "error") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("on_exhausted policy \"error\" is not supported"),
+				 errdetail("Erasure is never refused because of a model."),
+				 errhint("Use 'suspend': the model then withholds its weights until unlearn_retrain().")));
+	require_choice("on_exhausted policy", on_exhausted, "retrain", "suspend", NULL);
 	require_choice("steps", steps, "row", "statement", NULL);
 	require_finite("lambda", m->lambda, 0.0, false);
 	require_finite("sigma", m->sigma, 0.0, true);
@@ -122,13 +169,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
-
-	relkind = get_rel_relkind(relid);
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table", get_rel_name(relid)),
-				 errhint("Models are trained on tables, whose triggers keep them in step.")));
+	check_source_table(relid);
 
 	m->loss = strcmp(loss, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
 	m->bound = strcmp(bound, "guo") == 0 ? BOUND_GUO :
@@ -139,33 +180,49 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->source = relid;
 	m->nclasses = 1;
 	m->dims = -1;
+	m->status = MODEL_READY;
 
 	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->label);
+	check_can_train(m, relid, m->owner);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	old = catalog_load_model(m->name, false, true, true);
+	enter_extension_context(&ctx);
+	/* tables first, then the model row (see lock_source) */
+	old = catalog_load_model(m->name, false, false, true);
+	if (old != NULL && !replace)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("model \"%s\" already exists", m->name),
+				 errhint("Pass replace => true to train it again, or drop it with unlearn_drop('%s').",
+						 m->name)));
+	if (old != NULL)
+		check_model_owner(old, ctx.caller);
+	lock_source(relid);
+	if (old != NULL && old->source != relid)
+		lock_source(old->source);
 	if (old != NULL)
 	{
-		if (!replace)
+		UnlearnModel *locked = catalog_load_model(m->name, false, true, true);
+
+		if (locked == NULL || locked->source != old->source)
 			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("model \"%s\" already exists", m->name),
-					 errhint("Pass replace => true to train it again, or drop it with unlearn_drop('%s').",
-							 m->name)));
-		check_model_owner(old);
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("model \"%s\" changed while it was being replaced", m->name),
+					 errhint("Retry the transaction.")));
 		catalog_delete_model(old->name);
 		catalog_ledger(old, "replace", 0, 0, 0.0, false);
 	}
 
-	lock_source(relid);
 	retrain_model(m, verbose, true);
 	m->retrained_now = true;
 	catalog_insert_model(m);
 	catalog_attach_triggers(relid);
+	catalog_set_partitions(relid);
 	if (old != NULL && old->source != relid)
 		catalog_detach_triggers_if_unused(old->source);
 	catalog_ledger(m, "train", 0, m->rows, m->spent, true);
+	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -176,18 +233,21 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		verbose = PG_GETARG_BOOL(1);
 	UnlearnModel *m;
+	ExtensionContext ctx;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
-	check_model_owner(m);
+	check_model_owner(m, ctx.caller);
 	lock_source(m->source);
-	m = catalog_load_model(name, true, true, false);
-	retrain_model(m, verbose, true);
+	m = catalog_load_model(name, false, true, false);
+	retrain_or_rest(m, verbose, NULL);
 	m->retrains++;
 	m->retrained_now = true;
 	catalog_update_model(m);
 	catalog_ledger(m, "retrain", 0, 0, m->spent, true);
+	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -197,15 +257,19 @@ unlearn_drop(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	UnlearnModel *m;
+	ExtensionContext ctx;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
-	check_model_owner(m);
+	check_model_dropper(m, ctx.caller);
+	lock_source(m->source);
 	m = catalog_load_model(name, false, true, false);
 	catalog_delete_model(name);
 	catalog_detach_triggers_if_unused(m->source);
 	catalog_ledger(m, "drop", 0, 0, 0.0, false);
+	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -57,6 +57,25 @@ typedef enum UnlearnBound
 	BOUND_EXACT					/* ||R|| from one pass over the rows */
 } UnlearnBound;
 
+/*
+ * Whether a model releases weights.  READY: coef is released and
+ * certified.  TOO_FEW_ROWS: the table holds fewer rows than weights, so
+ * nothing is released and no removal state is kept; the change that
+ * brings the rows back to p or more retrains.  SUSPENDED: the budget ran
+ * out under on_exhausted = 'suspend'; nothing is released until
+ * unlearn_retrain.  In both other states the triggers only count rows, so
+ * erasure never waits for a model.
+ */
+typedef enum ModelStatus
+{
+	MODEL_READY,
+	MODEL_TOO_FEW_ROWS,
+	MODEL_SUSPENDED
+} ModelStatus;
+
+#define UNLEARN_MAX_CLASSES 1000
+#define UNLEARN_MAX_DIMS 100000
+
 /* A dense n x p design matrix, row-major, rows already mapped. */
 typedef struct DesignMatrix
 {
@@ -115,9 +134,10 @@ typedef struct UnlearnModel
 	double		budget;			/* eps' */
 	double		spent;			/* beta, l2 over classes */
 	UnlearnBound bound;
-	bool		retrain_on_exhausted;
+	bool		retrain_on_exhausted;	/* else suspend */
 	bool		per_row_steps;
-	double	   *coef;			/* K * p */
+	ModelStatus status;
+	double	   *coef;			/* K * p (zeros unless READY) */
 
 	/* secret state (catalog_load_model with_state) */
 	double	   *noise;			/* K * p: b */
@@ -185,19 +205,24 @@ extern double combine_class_spent(const double *class_spent, int k);
 extern void map_row(double *row, int d, bool intercept, double scale);
 extern double row_norm_with_intercept(const double *raw, int d, bool intercept);
 extern void check_feature_values(const double *raw, int d, const char *model);
-extern int	extract_float_array(Datum arr, Oid elemtype, double *out, int expected,
-								const char *what);
-extern char *build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid);
 extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
 							 const char *label);
 extern void verify_source_columns(UnlearnModel *m);
-extern bool fetch_row_from_tuple(UnlearnModel *m, HeapTuple tuple, TupleDesc desc,
-								 double *raw, char **labeltext, bool *label_null);
+
+/* rows.c */
+extern bool feature_type_supported(Oid type, bool *is_array);
+extern bool label_type_supported(Oid type, UnlearnLoss loss);
+extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
+extern char *build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid);
+extern void decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
+							 double *raw, char **label, double *label_value);
+extern void decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
+						   char **label, double *label_value);
 
 /* train.c */
 extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 						bool discover_classes);
-extern int	label_to_target(UnlearnModel *m, const char *labeltext, double *y);
+extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 						const double *b, double *w, double *anchor, double *factor,
 						double *weight_sum, bool verbose);
@@ -222,6 +247,9 @@ typedef struct ModelRef
 } ModelRef;
 extern List *catalog_models_of_relation(Oid relid);
 extern void catalog_load_state(UnlearnModel *m, bool for_update);
+extern void catalog_lock_model(const char *name);
+extern const char *model_status_name(ModelStatus status);
+extern void corrupt_model(UnlearnModel *m, const char *what) pg_attribute_noreturn();
 extern void catalog_insert_model(UnlearnModel *m);
 extern void catalog_update_model(UnlearnModel *m);
 extern void catalog_delete_model(const char *name);
@@ -229,20 +257,37 @@ extern void catalog_ledger(UnlearnModel *m, const char *operation, int64 removed
 						   int64 added, double bound, bool retrained);
 extern void catalog_attach_triggers(Oid relid);
 extern void catalog_detach_triggers_if_unused(Oid relid);
+extern Datum partition_set(Oid relid, int *count);
+extern void catalog_set_partitions(Oid relid);
 extern char *relation_qualified_name(Oid relid);
 extern Datum coef_array(const double *coef, int nclasses, int p);
-extern void check_model_owner(UnlearnModel *m);
+
+/* privilege.c */
+typedef struct ExtensionContext
+{
+	Oid			caller;			/* the user on entry, whose rights count */
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+} ExtensionContext;
+extern void enter_extension_context(ExtensionContext *ctx);
+extern void leave_extension_context(ExtensionContext *ctx);
+extern void check_model_owner(UnlearnModel *m, Oid caller);
+extern void check_model_dropper(UnlearnModel *m, Oid caller);
+extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
 
 /* removal.c */
 typedef struct RowBatch
 {
 	int			count;
 	double	   *x;				/* count * p, mapped */
-	char	  **labels;			/* label text per row */
+	char	  **labels;			/* canonical label text per row (rows.c) */
+	double	   *label_values;	/* and its value (squared loss) */
 } RowBatch;
 extern bool unlearn_reanchor;
 extern void removal_init(void);
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
+extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 
 /* state_cache.c */
 extern int	unlearn_state_cache_kb;
@@ -256,6 +301,9 @@ extern void state_cache_forget(const char *model);
 
 /* verify.c */
 extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out);
+
+/* trigger.c */
+extern void trigger_init(void);
 
 /* unlearn.c */
 extern bool unlearn_changing_triggers;

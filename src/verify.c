@@ -110,13 +110,25 @@ model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
 	return sst > 0 ? 1.0 - sse / sst : NAN;
 }
 
+/* the model, checked to be the caller's and to release weights */
 static UnlearnModel *
-load_owned_model(text *name)
+load_owned_model(text *name, Oid caller)
 {
 	UnlearnModel *m = catalog_load_model(text_to_cstring(name), false, false, false);
 
-	check_model_owner(m);
+	check_model_owner(m, caller);
+	if (m->status != MODEL_READY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" releases no weights: its state is \"%s\"",
+						m->name, model_status_name(m->status)),
+				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->name)));
 	catalog_load_state(m, false);
+	if (m->factor == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the removal state of model \"%s\" was lost in a crash", m->name),
+				 errhint("Its next change retrains it, or run unlearn_retrain('%s').", m->name)));
 	return m;
 }
 
@@ -134,11 +146,13 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	Datum		values[7];
 	bool		nulls[7] = {false, false, false, false, false, false, false};
 	int			k;
+	ExtensionContext ctx;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	m = load_owned_model(PG_GETARG_TEXT_PP(0));
+	enter_extension_context(&ctx);
+	m = load_owned_model(PG_GETARG_TEXT_PP(0), ctx.caller);
 	load_current_rows(m, &dm);
 	residual = exact_residual(m, &dm, NULL);
 
@@ -165,6 +179,7 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	values[6] = Float8GetDatum(model_accuracy(m, &dm, retrained));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	free_design(&dm);
+	leave_extension_context(&ctx);
 	SPI_finish();
 	return (Datum) 0;
 }
@@ -180,10 +195,12 @@ unlearn_residual(PG_FUNCTION_ARGS)
 				n;
 	ArrayType  *result;
 	MemoryContext caller = CurrentMemoryContext;
+	ExtensionContext ctx;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	m = load_owned_model(PG_GETARG_TEXT_PP(0));
+	enter_extension_context(&ctx);
+	m = load_owned_model(PG_GETARG_TEXT_PP(0), ctx.caller);
 	load_current_rows(m, &dm);
 	n = m->nclasses * m->p;
 	u = palloc(sizeof(double) * n);
@@ -199,6 +216,7 @@ unlearn_residual(PG_FUNCTION_ARGS)
 		result = construct_array(d, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 		MemoryContextSwitchTo(spi);
 	}
+	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_ARRAYTYPE_P(result);
 }

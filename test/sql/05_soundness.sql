@@ -62,11 +62,13 @@ RESET client_min_messages;
 
 -- every bound covers the true change and spent covers the residual.  A
 -- statement that retrained is left out: its model is new, so the change of
--- residual is not what a bound certifies.
+-- residual is not what a bound certifies.  real_changes: most statements
+-- moved the residual (a deleted row the noisy model saturates, with
+-- l' = l'' = 0 in floating point, changes nothing).
 SELECT bound, steps, count(*) FILTER (WHERE NOT retrained) >= 20 AS enough_statements,
 	   count(*) FILTER (WHERE NOT retrained AND certified < true_change) AS unsound,
 	   bool_and(spent >= residual) AS covered,
-	   bool_and(true_change > 0) AS real_changes
+	   count(*) FILTER (WHERE true_change > 0) >= 20 AS real_changes
 FROM checks GROUP BY bound, steps ORDER BY bound, steps;
 SELECT count(*) FILTER (WHERE NOT retrained) >= 20 AS enough_statements,
 	   count(*) FILTER (WHERE NOT retrained AND certified < true_change) AS unsound,

@@ -1,7 +1,7 @@
 -- Re-anchoring: when a removal would take spent past the budget, the model
 -- first rebuilds its Hessian at the current w and replaces spent by the
 -- measured residual ||grad L_b(w; D)|| (plus its rounding allowance).  Only
--- if that does not fit either does it retrain (or fail, under 'error').
+-- if that does not fit either does it retrain (or suspend, under 'suspend').
 \set SHOW_CONTEXT never
 -- (the 90% NOTICE fires again after each re-anchoring; 03_removal shows it)
 SET client_min_messages = warning;
@@ -44,12 +44,12 @@ SELECT retrains, reanchors > 1 AS reanchored_again, rows = (SELECT count(*) FROM
 FROM unlearn.models WHERE model = 'ra';
 SELECT certified, residual <= spent AS covers FROM unlearn_verify('ra');
 
--- under on_exhausted => 'error' a re-anchoring that fits lets the DELETE through
+-- under on_exhausted => 'suspend' a re-anchoring that fits keeps the model ready
 CREATE TABLE ra_strict AS SELECT * FROM ones_sevens;
 SELECT model FROM unlearn_train('ra_strict', 'ra_strict', 'is_one', '{pixels}', lambda => 1e-2, sigma => 0.05,
-								on_exhausted => 'error');
+								on_exhausted => 'suspend');
 SELECT pg_temp.delete_oldest('ra_strict', 40);
-SELECT retrains, reanchors > 0 AS reanchored FROM unlearn.models WHERE model = 'ra_strict';
+SELECT state, retrains, reanchors > 0 AS reanchored FROM unlearn.models WHERE model = 'ra_strict';
 
 -- unlearn.reanchor = off follows Algorithm 2 strictly: the same deletions retrain
 SELECT model FROM unlearn_train('ra_strict', 'ra_strict', 'is_one', '{pixels}', lambda => 1e-2, sigma => 0.05,

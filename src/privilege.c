@@ -1,0 +1,155 @@
+/*-------------------------------------------------------------------------
+ *
+ * privilege.c
+ *	  Who may do what with a model, and the one security context in which
+ *	  the extension touches its catalog and the rows of trained tables.
+ *
+ * Invariants (every entry point in unlearn.c, trigger.c, verify.c keeps
+ * them by calling enter_extension_context first, and checks the rights of
+ * the caller it records; an error unwinds the context with the
+ * transaction):
+ *
+ *	- Only the extension writes unlearn.*: no role holds INSERT, UPDATE or
+ *	  DELETE on its tables (sql/unlearn.sql), and the C entry points write
+ *	  them as the extension's owner, a superuser, after checking the
+ *	  caller's rights here.  So a model's definition (source, columns,
+ *	  types, classes, dimensions, row map) changes only through unlearn_*
+ *	  functions, and the ledger is append-only.
+ *	- Inside the context the user is the extension owner with
+ *	  SECURITY_RESTRICTED_OPERATION and search_path = pg_catalog, pg_temp.
+ *	  No code that a non-superuser can define runs there: rows are read in
+ *	  binary through a closed list of built-in types (rows.c), without
+ *	  casts, operators or type I/O; every SQL statement names pg_catalog
+ *	  or unlearn objects only.
+ *	- The rights checked are the caller's, saved on entry:
+ *		training needs SELECT on the label and feature columns and the
+ *		TRIGGER privilege on the table (the right to attach code to its
+ *		writes), and a table whose row-level security applies to the caller
+ *		is refused (the model would otherwise learn rows the caller cannot
+ *		see);
+ *		retrain, verify and residual need the model's owner;
+ *		drop needs the model's owner or the table's owner, so no model
+ *		owner can stand between a table owner and erasure.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rls.h"
+#include "utils/syscache.h"
+
+/* The owner of unlearn.models: the role that created the extension. */
+static Oid
+extension_owner(void)
+{
+	Oid			nsp = get_namespace_oid("unlearn", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
+	HeapTuple	tuple;
+	Oid			owner;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the unlearn catalog is missing"),
+				 errhint("Run CREATE EXTENSION unlearn.")));
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	if (!superuser_arg(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the unlearn catalog must belong to a superuser"),
+				 errhint("The extension writes its catalog and reads trained tables as the role that created it.")));
+	return owner;
+}
+
+void
+enter_extension_context(ExtensionContext *ctx)
+{
+	GetUserIdAndSecContext(&ctx->save_userid, &ctx->save_sec_context);
+	ctx->caller = ctx->save_userid;
+	SetUserIdAndSecContext(extension_owner(),
+						   ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	ctx->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
+void
+leave_extension_context(ExtensionContext *ctx)
+{
+	AtEOXact_GUC(false, ctx->nestlevel);
+	SetUserIdAndSecContext(ctx->save_userid, ctx->save_sec_context);
+}
+
+void
+check_model_owner(UnlearnModel *m, Oid caller)
+{
+	if (!has_privs_of_role(caller, m->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of model \"%s\"", m->name),
+				 errhint("Models belong to the role that trained them.")));
+}
+
+/* drop: the model's owner, or the owner of the table it is trained on */
+void
+check_model_dropper(UnlearnModel *m, Oid caller)
+{
+	if (has_privs_of_role(caller, m->owner))
+		return;
+	if (get_rel_name(m->source) != NULL && pg_class_ownercheck(m->source, caller))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be owner of model \"%s\" or of its table", m->name),
+			 errhint("The owner of a table can drop every model trained on it.")));
+}
+
+/*
+ * The caller may train m on relid: SELECT on every model column, TRIGGER
+ * on the table, and no row-level security that hides rows from it.
+ */
+void
+check_can_train(UnlearnModel *m, Oid relid, Oid caller)
+{
+	int			i;
+
+	if (pg_class_aclcheck(relid, caller, ACL_TRIGGER) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to train a model on table \"%s\"", get_rel_name(relid)),
+				 errdetail("Training attaches triggers to the table, which needs the TRIGGER privilege."),
+				 errhint("Ask the table's owner to GRANT TRIGGER on it, or to train the model.")));
+	for (i = 0; i <= m->nfeatures; i++)
+	{
+		const char *col = i < m->nfeatures ? m->features[i] : m->label;
+		AttrNumber	attnum = get_attnum(relid, col);
+
+		if (attnum == InvalidAttrNumber ||
+			(pg_attribute_aclcheck(relid, attnum, caller, ACL_SELECT) != ACLCHECK_OK &&
+			 pg_class_aclcheck(relid, caller, ACL_SELECT) != ACLCHECK_OK))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for column \"%s\" of table \"%s\"",
+							col, get_rel_name(relid)),
+					 errhint("Training reads the label and every feature column.")));
+	}
+	if (check_enable_rls(relid, caller, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot train a model on table \"%s\": row-level security applies to you",
+						get_rel_name(relid)),
+				 errdetail("A model reflects every row of its table, including rows the policies hide from you."),
+				 errhint("Ask the table's owner, or a role with BYPASSRLS, to train the model.")));
+}

@@ -1,0 +1,291 @@
+/*-------------------------------------------------------------------------
+ *
+ * rows.c
+ *	  Reading a model's columns from table rows in binary.
+ *
+ * Every value is decoded here, from its Datum, by a closed list of
+ * built-in types (and domains over them): no cast, operator or type
+ * output function runs, so no code that a non-superuser can define runs
+ * while the extension reads rows as its owner (privilege.c), and nothing
+ * depends on the session's DateStyle, TimeZone, extra_float_digits or
+ * collation.
+ *
+ *	features: smallint, integer, bigint, real, double precision, numeric,
+ *			  boolean (0 or 1); or one array column of the numeric ones
+ *	labels:   boolean, smallint, integer, bigint, real, double precision,
+ *			  numeric, text, varchar, char(n); squared loss: the numeric ones
+ *
+ * A label's canonical text (what unlearn.models.classes holds) is the
+ * same in every session: integers in decimal, floats in their shortest
+ * exact decimal (as float8out with extra_float_digits > 0), numerics
+ * without trailing zeros, char(n) without its padding.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "common/shortest_dec.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+
+static bool
+is_numeric_scalar(Oid base)
+{
+	switch (base)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+bool
+feature_type_supported(Oid type, bool *is_array)
+{
+	Oid			base = getBaseType(type);
+	Oid			elem = get_element_type(base);
+
+	*is_array = OidIsValid(elem);
+	if (*is_array)
+		return is_numeric_scalar(elem);
+	return is_numeric_scalar(base) || base == BOOLOID;
+}
+
+bool
+label_type_supported(Oid type, UnlearnLoss loss)
+{
+	Oid			base = getBaseType(type);
+
+	if (is_numeric_scalar(base))
+		return true;
+	if (loss == LOSS_SQUARED)
+		return false;
+	return base == BOOLOID || base == TEXTOID || base == VARCHAROID || base == BPCHAROID;
+}
+
+/* one numeric value of a built-in type as a double */
+static double
+numeric_datum_to_double(Oid base, Datum d)
+{
+	switch (base)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		case INT8OID:
+			return (double) DatumGetInt64(d);
+		case FLOAT4OID:
+			return DatumGetFloat4(d);
+		case FLOAT8OID:
+			return DatumGetFloat8(d);
+		case NUMERICOID:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
+		case BOOLOID:
+			return DatumGetBool(d) ? 1.0 : 0.0;
+	}
+	elog(ERROR, "unsupported column type %u", base);
+	return 0.0;					/* keep compiler quiet */
+}
+
+/*
+ * The label's canonical text and, for numeric types, its value (NaN
+ * otherwise; sort key of the classes and the target of squared loss).
+ */
+static char *
+label_from_datum(Oid type, Datum d, double *value)
+{
+	Oid			base = getBaseType(type);
+	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+	*value = NAN;
+	switch (base)
+	{
+		case BOOLOID:
+			*value = DatumGetBool(d) ? 1.0 : 0.0;
+			return pstrdup(DatumGetBool(d) ? "true" : "false");
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			{
+				int64		v = base == INT2OID ? DatumGetInt16(d) :
+					base == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+
+				*value = (double) v;
+				return psprintf(INT64_FORMAT, v);
+			}
+		case FLOAT4OID:
+			*value = DatumGetFloat4(d);
+			if (*value == 0.0)
+				*value = 0.0;	/* -0 is 0 */
+			float_to_shortest_decimal_buf((float) *value, buf);
+			return pstrdup(buf);
+		case FLOAT8OID:
+			*value = DatumGetFloat8(d);
+			if (*value == 0.0)
+				*value = 0.0;
+			double_to_shortest_decimal_buf(*value, buf);
+			return pstrdup(buf);
+		case NUMERICOID:
+			*value = numeric_datum_to_double(NUMERICOID, d);
+			return numeric_normalize(DatumGetNumeric(d));
+		case TEXTOID:
+		case VARCHAROID:
+			return TextDatumGetCString(d);
+		case BPCHAROID:
+			{
+				char	   *s = TextDatumGetCString(d);
+				int			len = strlen(s);
+
+				while (len > 0 && s[len - 1] == ' ')
+					s[--len] = '\0';
+				return s;
+			}
+	}
+	elog(ERROR, "unsupported label type %u", base);
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Copy a numeric array into out[expected]; expected < 0 accepts any
+ * length.  Returns the length.  Errors name the model, never a value.
+ */
+int
+extract_float_array(Datum arr, double *out, int expected, const char *what)
+{
+	ArrayType  *a = DatumGetArrayTypeP(arr);
+	Oid			elem = ARR_ELEMTYPE(a);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			j;
+
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("%s must be a one-dimensional array", what)));
+	if (array_contains_nulls(a))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not contain nulls", what),
+				 errhint("Replace missing values before training or predicting.")));
+	n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
+	if (expected >= 0 && n != expected)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("expected %d features, not %d", expected, n),
+				 errhint("Every row must have as many features as the model was trained with.")));
+	if (out == NULL)
+		return n;
+	if (!is_numeric_scalar(elem))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s has element type %s, which is not numeric", what, format_type_be(elem))));
+	if (elem == FLOAT8OID)
+		memcpy(out, ARR_DATA_PTR(a), sizeof(double) * n);
+	else
+	{
+		get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
+		deconstruct_array(a, elem, typlen, typbyval, typalign, &elems, &nulls, &n);
+		for (j = 0; j < n; j++)
+			out[j] = numeric_datum_to_double(elem, elems[j]);
+		pfree(elems);
+		pfree(nulls);
+	}
+	/* a detoasted copy would otherwise live as long as the whole load */
+	if ((Pointer) a != DatumGetPointer(arr))
+		pfree(a);
+	return n;
+}
+
+/*
+ * SELECT list of a model's columns, as stored (no casts): the label (or
+ * NULL when the relation need not have it), then the features.
+ */
+char *
+build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	if (with_ctid)
+		appendStringInfoString(&buf, "SELECT NULL");
+	else
+		appendStringInfo(&buf, "SELECT %s", quote_identifier(m->label));
+	for (i = 0; i < m->nfeatures; i++)
+		appendStringInfo(&buf, ", %s", quote_identifier(m->features[i]));
+	if (with_ctid)
+		appendStringInfoString(&buf, ", ctid");
+	appendStringInfo(&buf, " FROM %s", relation);
+	return buf.data;
+}
+
+/*
+ * Decode one row: values[0] is the label, values[1..nfeatures] the
+ * features, of the model's stored column types.  raw[d] receives the
+ * features; *label the canonical label text and *label_value its value
+ * (label may be NULL: scoring reads no label).  A null label or feature
+ * is an error naming the column, never the row.
+ */
+void
+decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
+				 double *raw, char **label, double *label_value)
+{
+	int			j;
+
+	if (label != NULL)
+	{
+		if (isnull[0])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("label column \"%s\" of model \"%s\" must not be null",
+							m->label, m->name),
+					 errhint("Every row of a trained table needs a label.")));
+		*label = label_from_datum(m->column_types[m->nfeatures], values[0], label_value);
+	}
+	for (j = 0; j < m->nfeatures; j++)
+		if (isnull[j + 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
+							m->features[j], m->name),
+					 errhint("Remove the row or fill in its features.")));
+	if (m->feature_array)
+		extract_float_array(values[1], raw, m->dims, "feature array");
+	else
+		for (j = 0; j < m->nfeatures; j++)
+			raw[j] = numeric_datum_to_double(getBaseType(m->column_types[j]), values[j + 1]);
+	check_feature_values(raw, m->dims, m->name);
+}
+
+/* decode_model_row for a tuple of build_feature_select's layout */
+void
+decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
+			   char **label, double *label_value)
+{
+	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	int			j;
+
+	for (j = 0; j <= m->nfeatures; j++)
+		values[j] = SPI_getbinval(tuple, desc, j + 1, &isnull[j]);
+	decode_model_row(m, values, isnull, raw, label, label_value);
+	pfree(values);
+	pfree(isnull);
+}
