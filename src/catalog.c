@@ -309,6 +309,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	double	   *matrices;
 	uint64		i;
 	int			n;
+	const char *bad = NULL;
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
@@ -354,7 +355,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 			return;
 		}
 		matrices = state_cache_buffer(total);
-		for (i = 0; i < SPI_processed; i++)
+		for (i = 0; i < SPI_processed && bad == NULL; i++)
 		{
 			bytea	   *b = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 			Size		bytes = VARSIZE_ANY_EXHDR(b);
@@ -364,14 +365,30 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 			/* blocks 1..n in order, each full but the last */
 			if (block != (int) i + 1 || bytes % sizeof(double) != 0 ||
 				filled + len > total || (len != BLOCK_DOUBLES && filled + len != total))
-				corrupt_model(m, "the matrix blocks do not fit the model's dimensions");
-			memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
-			filled += len;
+				bad = "the matrix blocks do not fit the model's dimensions";
+			else
+			{
+				memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
+				filled += len;
+			}
 		}
-		if (filled != total)
-			corrupt_model(m, "the matrix blocks do not fit the model's dimensions");
-		if (!matrices_valid(m, matrices))
-			corrupt_model(m, "the Hessian factor is not a valid Cholesky factor");
+		if (bad == NULL && filled != total)
+			bad = "the matrix blocks do not fit the model's dimensions";
+		if (bad == NULL && !matrices_valid(m, matrices))
+			bad = "the Hessian factor is not a valid Cholesky factor";
+		if (bad != NULL)
+		{
+			if (!for_update)
+				corrupt_model(m, bad);
+			/* a change must go through: removal.c retrains, as after a crash */
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("stored state of model \"%s\" is corrupt: %s", m->name, bad),
+					 errdetail("The model is retrained on its table's rows.")));
+			SPI_freetuptable(SPI_tuptable);
+			m->factor = m->gram = m->state_buffer = NULL;
+			return;
+		}
 		m->nblock_tids = (int) SPI_processed;
 		m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
 		block_tids_from_result(m, 2, 3);

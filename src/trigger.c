@@ -719,6 +719,19 @@ check_triggers_intact(const char *where)
 	}
 }
 
+static bool
+same_oid_arrays(Datum a, Datum b)
+{
+	ArrayType  *x = DatumGetArrayTypeP(a);
+	ArrayType  *y = DatumGetArrayTypeP(b);
+	int			nx = ArrayGetNItems(ARR_NDIM(x), ARR_DIMS(x));
+	int			ny = ArrayGetNItems(ARR_NDIM(y), ARR_DIMS(y));
+
+	if (ARR_ELEMTYPE(x) != OIDOID || ARR_HASNULL(x) || nx != ny)
+		return false;
+	return nx == 0 || memcmp(ARR_DATA_PTR(x), ARR_DATA_PTR(y), sizeof(Oid) * nx) == 0;
+}
+
 /*
  * A trained partitioned table whose set of partitions changed (CREATE
  * TABLE ... PARTITION OF, ATTACH, DETACH, DROP of a partition) gains its
@@ -745,7 +758,7 @@ sync_partition_sets(void)
 		int			n;
 		Datum		current = partition_set(relid, &n);
 
-		if (isnull || !DatumGetBool(DirectFunctionCall2(array_eq, stored, current)))
+		if (isnull || !same_oid_arrays(stored, current))
 			sources = lappend_oid(sources, relid);
 	}
 	foreach(lc, sources)
