@@ -534,6 +534,52 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	return m;
 }
 
+/*
+ * Who owns a model and what it is trained on, without reading (or
+ * checking) the rest of its definition: enough to drop or replace a model
+ * whose stored definition is corrupt.  Returns false if it does not exist.
+ */
+bool
+catalog_model_identity(const char *name, bool for_update, Oid *owner, Oid *source)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		isnull;
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args(for_update ?
+							  "SELECT owner::pg_catalog.oid, source::pg_catalog.oid FROM unlearn.models WHERE model = $1 FOR UPDATE" :
+							  "SELECT owner::pg_catalog.oid, source::pg_catalog.oid FROM unlearn.models WHERE model = $1",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read model \"%s\"", name);
+	if (SPI_processed == 0)
+		return false;
+	*owner = DatumGetObjectId(getcol(1, &isnull));
+	*source = DatumGetObjectId(getcol(2, &isnull));
+	return true;
+}
+
+/*
+ * A model whose stored definition failed its checks during a change of
+ * its table: the change goes on, and the model withholds its weights and
+ * drops its state until it is dropped or replaced.
+ */
+void
+catalog_quarantine_model(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	state_cache_forget(name);
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("UPDATE unlearn.models SET state = 'suspended', coef = NULL, "
+							  "updated_at = pg_catalog.clock_timestamp() WHERE model = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_execute_with_args("DELETE FROM unlearn.model_state WHERE model = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not suspend model \"%s\"", name);
+}
+
 /* Lock a model's catalog row (missing: nothing to lock). */
 void
 catalog_lock_model(const char *name)

@@ -42,6 +42,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -372,6 +373,52 @@ elapsed_ms(instr_time start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
+/*
+ * Load a model's definition for a change of its table.  If it fails its
+ * checks (XX001), the change must still go through: the model is
+ * quarantined (it withholds its weights, catalog_quarantine_model) with a
+ * WARNING, and NULL returned.  The load runs in a subtransaction so that
+ * the error is cleaned up as PL/pgSQL's exception blocks do.
+ */
+static UnlearnModel *
+load_for_change(const char *name, bool with_state)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	UnlearnModel *volatile m = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		m = with_state ? lock_model(name) : catalog_load_model(name, false, false, true);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s", edata->message),
+				 errdetail("The change goes on; the model withholds its weights until it is dropped or replaced.")));
+		catalog_quarantine_model(name);
+		m = NULL;
+	}
+	PG_END_TRY();
+	return m;
+}
+
 /* apply one query's rows to one model: lock, load, step, write, ledger */
 static void
 maintain_model(ModelRows *rows, const char *operation)
@@ -387,7 +434,7 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (nrem + nadd == 0)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
-	m = lock_model(rows->name);
+	m = load_for_change(rows->name, true);
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped by a concurrent transaction */
@@ -451,7 +498,7 @@ before_statement(TriggerData *td, List *refs, PendingChange *pc)
 
 		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 		{
-			UnlearnModel *m = catalog_load_model(ref->name, false, false, true);
+			UnlearnModel *m = load_for_change(ref->name, false);
 
 			if (m == NULL || !update_touches_model(m, td->tg_relation, td->tg_updatedcols))
 				continue;
@@ -516,7 +563,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		UnlearnModel *m = catalog_load_model(ref->name, false, false, true);
+		UnlearnModel *m = load_for_change(ref->name, false);
 		RowBatch   *removed = NULL;
 		RowBatch   *added = NULL;
 		ModelRows  *mr;

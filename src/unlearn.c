@@ -189,7 +189,10 @@ unlearn_train(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
 	/* tables first, then the model row (see lock_source) */
-	old = catalog_load_model(m->name, false, false, true);
+	old = palloc0(sizeof(UnlearnModel));
+	old->name = m->name;
+	if (!catalog_model_identity(m->name, false, &old->owner, &old->source))
+		old = NULL;
 	if (old != NULL && !replace)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -203,9 +206,10 @@ unlearn_train(PG_FUNCTION_ARGS)
 		lock_source(old->source);
 	if (old != NULL)
 	{
-		UnlearnModel *locked = catalog_load_model(m->name, false, true, true);
+		Oid			owner,
+					source;
 
-		if (locked == NULL || locked->source != old->source)
+		if (!catalog_model_identity(m->name, true, &owner, &source) || source != old->source)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("model \"%s\" changed while it was being replaced", m->name),
@@ -262,10 +266,20 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	m = catalog_load_model(name, false, false, false);
+	/* owner and source only: a model with a corrupt definition can be dropped */
+	m = palloc0(sizeof(UnlearnModel));
+	m->name = name;
+	if (!catalog_model_identity(name, false, &m->owner, &m->source))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errhint("See SELECT model FROM unlearn.models for the models there are.")));
 	check_model_dropper(m, ctx.caller);
 	lock_source(m->source);
-	m = catalog_load_model(name, false, true, false);
+	if (!catalog_model_identity(name, true, &m->owner, &m->source))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
 	catalog_delete_model(name);
 	catalog_detach_triggers_if_unused(m->source);
 	catalog_ledger(m, "drop", 0, 0, 0.0, false);

@@ -1,0 +1,146 @@
+-- Hostile roles in one database: the catalog is the extension's, rows are
+-- read in binary without user-defined code, labels mean the same in every
+-- session, a table owner can always drop models on its table, erasure is
+-- never refused, and stored values are checked (XX001, never a crash).
+\set SHOW_CONTEXT never
+CREATE ROLE tr_victim;
+CREATE ROLE tr_attacker;
+CREATE TABLE tr_secret (id int PRIMARY KEY, x1 float8, x2 float8, y int);
+INSERT INTO tr_secret SELECT i, (i * 37 % 101) / 10.0, (i * 53 % 97) / 10.0, i % 2 FROM generate_series(1, 200) i;
+ALTER TABLE tr_secret OWNER TO tr_victim;
+CREATE TABLE tr_own (id int PRIMARY KEY, x1 float8, x2 float8, y int);
+INSERT INTO tr_own SELECT i, i % 7, i % 5, i % 2 FROM generate_series(1, 100) i;
+ALTER TABLE tr_own OWNER TO tr_attacker;
+GRANT CREATE ON SCHEMA public TO tr_attacker;
+SET ROLE tr_victim;
+SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}');
+RESET ROLE;
+SET ROLE tr_attacker;
+SELECT model FROM unlearn_train('tr_attacker_model', 'tr_own', 'y', '{x1,x2}');
+
+-- 1. pointing its own model at another role's table, or editing its
+-- definition, dimensions or classes: no role but the extension writes
+UPDATE unlearn.models SET source = 'tr_secret'::regclass WHERE model = 'tr_attacker_model';
+UPDATE unlearn.models SET features = '{x1,x2,x1,x2,x1}' WHERE model = 'tr_attacker_model';
+UPDATE unlearn.models SET classes = '{0}' WHERE model = 'tr_attacker_model';
+DELETE FROM unlearn.model_state WHERE model = 'tr_attacker_model';
+-- 2. a forged or erased audit trail
+INSERT INTO unlearn.ledger (model, owner, operation, spent) VALUES ('tr_victim_model', 'tr_victim', 'forged', 0);
+DELETE FROM unlearn.ledger WHERE model = 'tr_attacker_model';
+-- 3. blocking the victim's writers with a row lock on the catalog
+SELECT model FROM unlearn.models WHERE model = 'tr_victim_model' FOR UPDATE;
+-- 4. the victim's state stays invisible; its own is visible
+SELECT count(*) AS visible_states FROM unlearn.model_state;
+-- 5. attaching the maintenance function to a table of its own
+CREATE TRIGGER sneak AFTER DELETE ON tr_own REFERENCING OLD TABLE AS o
+	FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();
+-- 6. training on a table it may read but not attach triggers to
+RESET ROLE;
+GRANT SELECT ON tr_secret TO tr_attacker;
+SET ROLE tr_attacker;
+SELECT unlearn_train('tr_steal', 'tr_secret', 'y', '{x1,x2}');
+-- 7. a label type it owns, with a cast to text that would run as whoever
+-- maintains the model: such labels are refused, not cast
+CREATE TYPE tr_mood AS ENUM ('sad', 'happy');
+CREATE TABLE tr_enum (id int, x1 float8, m tr_mood);
+INSERT INTO tr_enum SELECT i, i, CASE WHEN i % 2 = 0 THEN 'sad' ELSE 'happy' END::tr_mood FROM generate_series(1, 20) i;
+CREATE FUNCTION tr_evil(tr_mood) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$;
+CREATE CAST (tr_mood AS text) WITH FUNCTION tr_evil(tr_mood);
+SELECT unlearn_train('tr_enum', 'tr_enum', 'm', '{x1}');
+CREATE TABLE tr_dates (id int, x1 float8, d date);
+SELECT unlearn_train('tr_dates', 'tr_dates', 'd', '{x1}');
+-- 8. a temporary table would leave an orphan model behind
+CREATE TEMP TABLE tr_tmp AS SELECT * FROM tr_own;
+SELECT unlearn_train('tr_tmp', 'tr_tmp', 'y', '{x1,x2}');
+RESET ROLE;
+-- unrelated DDL by any role is never blocked by a model
+SET ROLE tr_attacker;
+CREATE TABLE tr_scratch (a int);
+DROP TABLE tr_scratch;
+RESET ROLE;
+
+-- 9. a model owner who does not own the table cannot lock its owner out:
+-- the table owner drops the squatting model
+GRANT TRIGGER ON tr_secret TO tr_attacker;
+SET ROLE tr_attacker;
+SELECT model FROM unlearn_train('tr_squat', 'tr_secret', 'y', '{x1,x2}', sigma => 1e-6, on_exhausted => 'suspend');
+RESET ROLE;
+SET ROLE tr_victim;
+\set VERBOSITY terse
+DELETE FROM tr_secret WHERE id <= 3;
+\set VERBOSITY default
+SELECT model, state FROM unlearn.models WHERE model IN ('tr_squat', 'tr_victim_model') ORDER BY model;
+SELECT unlearn_drop('tr_squat');
+RESET ROLE;
+
+-- 10. session settings do not change what a label or a target is
+CREATE TABLE tr_float (id int, x1 float8, x2 float8, y float8);
+INSERT INTO tr_float SELECT i, i % 7, i % 5, CASE WHEN i % 3 = 0 THEN 0.1 ELSE 1e-7 END FROM generate_series(1, 60) i;
+SELECT model FROM unlearn_train('tr_float', 'tr_float', 'y', '{x1,x2}');
+SELECT classes FROM unlearn.models WHERE model = 'tr_float';
+SET extra_float_digits = -15;
+DELETE FROM tr_float WHERE id <= 5;
+INSERT INTO tr_float VALUES (100, 1, 1, 1e-7);
+RESET extra_float_digits;
+SELECT rows = (SELECT count(*) FROM tr_float) AS in_step FROM unlearn.models WHERE model = 'tr_float';
+SELECT model FROM unlearn_train('tr_lsq', 'tr_float', 'y', '{x1,x2}', loss => 'squared', sigma => 0);
+SET extra_float_digits = -15;
+DELETE FROM tr_float WHERE id BETWEEN 6 AND 20;
+RESET extra_float_digits;
+SELECT v.retrain_distance <= 1e-9 * (SELECT sqrt(sum(c ^ 2)) FROM unnest(unlearn_coef('tr_lsq')) c) AS exact
+FROM unlearn_verify('tr_lsq') v;
+
+-- 11. erasure is never refused: down to fewer rows than weights, and to none
+SELECT model FROM unlearn_train('tr_exact', 'tr_float', 'y', '{x1,x2}', bound => 'exact');
+DELETE FROM tr_float WHERE id > 22;
+SELECT model, state, rows, coef IS NULL AS withheld FROM unlearn.models
+WHERE source = 'tr_float'::regclass ORDER BY model;
+SELECT count(*) AS state_rows FROM unlearn.model_state s JOIN unlearn.models m USING (model)
+WHERE m.source = 'tr_float'::regclass;
+SELECT unlearn_predict('tr_exact', ARRAY[1, 1]::float8[]);
+DELETE FROM tr_float;
+SELECT model, state, rows FROM unlearn.models WHERE source = 'tr_float'::regclass ORDER BY model;
+-- inserts bring the models back
+INSERT INTO tr_float SELECT i, i % 7, i % 5, CASE WHEN i % 3 = 0 THEN 0.1 ELSE 1e-7 END FROM generate_series(1, 30) i;
+SELECT model, state, rows FROM unlearn.models WHERE source = 'tr_float'::regclass ORDER BY model;
+SELECT unlearn_predict('tr_exact', ARRAY[1, 1]::float8[]) BETWEEN 0 AND 1 AS predicts;
+
+-- 12. corrupted stored values (by a superuser or a damaged page) give
+-- XX001 naming the model, never a crash or an out-of-bounds read
+UPDATE unlearn.models SET classes = '{0}' WHERE model = 'tr_victim_model';
+SELECT unlearn_predict_class('tr_victim_model', ARRAY[1, 1]::float8[]);
+UPDATE unlearn.models SET classes = NULL WHERE model = 'tr_victim_model';
+SELECT unlearn_predict('tr_victim_model', ARRAY[1, 1]::float8[]);
+UPDATE unlearn.models SET classes = '{0,1}', coef = '{1,2}' WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+UPDATE unlearn.models SET coef = '{1,2,NaN}' WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+-- a change of the table goes on; the corrupt model withholds its weights
+\set VERBOSITY terse
+DELETE FROM tr_secret WHERE id = 9;
+\set VERBOSITY default
+SELECT state, coef IS NULL AS withheld FROM unlearn.models WHERE model = 'tr_victim_model';
+-- replacing (or dropping) a corrupt model works
+SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', replace => true);
+SET unlearn.state_cache = 0;
+UPDATE unlearn.model_blocks SET data = substr(data, 1, 8) WHERE model = 'tr_victim_model';
+SELECT certified FROM unlearn_verify('tr_victim_model');
+UPDATE unlearn.model_state SET noise = '\x00' WHERE model = 'tr_victim_model';
+SELECT certified FROM unlearn_verify('tr_victim_model');
+-- a change to the table still goes through, and retrains the model
+SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', replace => true);
+UPDATE unlearn.model_blocks SET data = substr(data, 1, 8) WHERE model = 'tr_victim_model';
+\set VERBOSITY terse
+DELETE FROM tr_secret WHERE id = 10;
+\set VERBOSITY default
+SELECT state, retrains, rows = (SELECT count(*) FROM tr_secret) AS in_step FROM unlearn.models
+WHERE model = 'tr_victim_model';
+RESET unlearn.state_cache;
+
+SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'tr\_%' ORDER BY model;
+DROP TABLE tr_secret, tr_own, tr_enum, tr_dates, tr_float, tr_tmp;
+DROP CAST (tr_mood AS text);
+DROP FUNCTION tr_evil(tr_mood);
+DROP TYPE tr_mood;
+REVOKE CREATE ON SCHEMA public FROM tr_attacker;
+DROP ROLE tr_victim, tr_attacker;
