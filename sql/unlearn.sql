@@ -72,10 +72,12 @@ CREATE TABLE unlearn.model_state (
 	anchor		bytea NOT NULL,
 	gram_bound	float8 NOT NULL,
 	class_spent float8[] NOT NULL,
-	weight_sum	float8[] NOT NULL
+	weight_sum	float8[] NOT NULL,
+	checksum	bigint NOT NULL DEFAULT 0
 );
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
+COMMENT ON COLUMN unlearn.model_state.checksum IS 'checksum of the matrix blocks written with this version, checked when they are read back';
 COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class';
 
 -- The O(K p^2) matrices, the Cholesky factors of H (class by class) then K',

@@ -272,6 +272,46 @@ gather_matrices(UnlearnModel *m)
 }
 
 /*
+ * The checksum of a state's matrices, stored with the version that wrote
+ * them and checked whenever they are read back from unlearn.model_blocks:
+ * four interleaved lanes of a 64-bit multiply-xor hash over the raw
+ * words, combined at the end.  It guards against damage, not against a
+ * superuser who rewrites both (only superusers can write the catalog).
+ * O(K p^2) per write, about a tenth of the cost of writing the blocks.
+ */
+static int64
+matrices_checksum(const double *matrices, Size n)
+{
+	const uint64 prime = UINT64CONST(0x100000001b3);
+	uint64		lane[4] = {UINT64CONST(0xcbf29ce484222325), UINT64CONST(0x84222325cbf29ce4),
+	UINT64CONST(0x9e3779b97f4a7c15), UINT64CONST(0xc2b2ae3d27d4eb4f)};
+	uint64		h;
+	Size		i;
+
+	for (i = 0; i + 4 <= n; i += 4)
+	{
+		uint64		w[4];
+
+		memcpy(w, matrices + i, sizeof(w));
+		lane[0] = (lane[0] ^ w[0]) * prime;
+		lane[1] = (lane[1] ^ w[1]) * prime;
+		lane[2] = (lane[2] ^ w[2]) * prime;
+		lane[3] = (lane[3] ^ w[3]) * prime;
+	}
+	for (; i < n; i++)
+	{
+		uint64		w;
+
+		memcpy(&w, matrices + i, sizeof(w));
+		lane[i & 3] = (lane[i & 3] ^ w) * prime;
+	}
+	h = n;
+	for (i = 0; i < 4; i++)
+		h = (h ^ lane[i] ^ (lane[i] >> 29)) * UINT64CONST(0xbf58476d1ce4e5b9);
+	return (int64) h;
+}
+
+/*
  * The factors must have a positive finite diagonal and finite entries,
  * and K' finite entries; O(K p^2), paid only when the blocks are read
  * from the table (a cached version was checked when it was read or was
@@ -310,12 +350,13 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	uint64		i;
 	int			n;
 	const char *bad = NULL;
+	int64		checksum;
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, checksum "
 								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, checksum "
 								"FROM unlearn.model_state WHERE model = $1",
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -336,6 +377,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
 	if (n != m->nclasses)
 		corrupt_model(m, "weight_sum has the wrong length");
+	checksum = DatumGetInt64(getcol(8, &isnull));
 	state_version_from_result(m, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
 
@@ -374,6 +416,8 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		}
 		if (bad == NULL && filled != total)
 			bad = "the matrix blocks do not fit the model's dimensions";
+		if (bad == NULL && matrices_checksum(matrices, total) != checksum)
+			bad = "the matrix blocks do not match their checksum";
 		if (bad == NULL && !matrices_valid(m, matrices))
 			bad = "the Hessian factor is not a valid Cholesky factor";
 		if (bad != NULL)
@@ -863,9 +907,10 @@ update_blocks_direct(UnlearnModel *m, int nblocks)
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[7] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID};
+	Oid			types[8] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
+	INT8OID};
 	Oid			btypes[3] = {TEXTOID, BYTEAOID, INT4OID};
-	Datum		v[7];
+	Datum		v[8];
 	Datum		bv[3];
 	int			ret;
 	Size		total = matrix_doubles(m);
@@ -881,21 +926,24 @@ write_state(UnlearnModel *m, bool full)
 	v[5] = (full || m->anchor_changed) ?
 		bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p) : (Datum) 0;
 	v[6] = ObjectIdGetDatum(m->owner);
+	v[7] = Int64GetDatum(matrices_checksum(m->state_buffer, total));
 	if (full)
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner) "
-									"VALUES ($1, $2, $3, $4, $5, $6, $7) "
+									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner, checksum) "
+									"VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, noise = $5, anchor = $6, owner = $7 RETURNING xmin, ctid",
-									7, types, v, NULL, false, 0);
+									"weight_sum = $4, noise = $5, anchor = $6, owner = $7, checksum = $8 "
+									"RETURNING xmin, ctid",
+									8, types, v, NULL, false, 0);
 	else if (m->anchor_changed)
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, anchor = $6 WHERE model = $1 RETURNING xmin, ctid",
-									6, types, v, "    n ", false, 0);
+									"weight_sum = $4, anchor = $6, checksum = $8 WHERE model = $1 "
+									"RETURNING xmin, ctid",
+									8, types, v, "    n   ", false, 0);
 	else
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4 WHERE model = $1 RETURNING xmin, ctid",
-									4, types, v, NULL, false, 0);
+									"weight_sum = $4, checksum = $8 WHERE model = $1 RETURNING xmin, ctid",
+									8, types, v, "    nn  ", false, 0);
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
 	state_version_from_result(m, 1, 2);

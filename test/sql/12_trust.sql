@@ -125,6 +125,12 @@ SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', 
 SET unlearn.state_cache = 0;
 UPDATE unlearn.model_blocks SET data = substr(data, 1, 8) WHERE model = 'tr_victim_model';
 SELECT certified FROM unlearn_verify('tr_victim_model');
+-- a changed value that keeps the layout (an off-diagonal entry of the
+-- factor set to zero) is caught by the checksum
+SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', replace => true);
+UPDATE unlearn.model_blocks SET data = overlay(data PLACING '\x0000000000000000'::bytea FROM 9 FOR 8)
+WHERE model = 'tr_victim_model';
+SELECT certified FROM unlearn_verify('tr_victim_model');
 UPDATE unlearn.model_state SET noise = '\x00' WHERE model = 'tr_victim_model';
 SELECT certified FROM unlearn_verify('tr_victim_model');
 -- a change to the table still goes through, and retrains the model
