@@ -222,6 +222,57 @@ factor_data_quadratic(UnlearnModel *m, const double *lfac, const double *u, doub
 			   m->reg * unorm2 * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
 }
 
+/* sum over rows of |l'(w.x)| ||x||: the size of the terms Delta sums */
+static double
+delta_magnitude(UnlearnModel *m, const StepRows *rows, int from, int count, int k,
+				const double *w)
+{
+	int			p = m->p;
+	double		sum = 0.0;
+	int			i;
+
+	for (i = from; i < from + count; i++)
+	{
+		const double *x = rows->x + (Size) i * p;
+
+		sum += fabs(loss_d1(m->loss, vec_dot(w, x, p), row_target(m, rows, i, k))) *
+			vec_norm(x, p);
+	}
+	return sum;
+}
+
+/*
+ * Least squares: the step is exact in exact arithmetic (gamma = 0), so
+ * all it adds to the residual is rounding.  Three parts, each an a-priori
+ * bound: the solve, ||L L' v - Delta|| <= (2 gamma_p + gamma_p^2)
+ * ||L||_F^2 ||v|| (Higham, Thm 8.5); Delta itself, a sum of k terms of
+ * size sum |l'| ||x||; and w <- w + v, which moves each weight by at most
+ * eps |w_j + v_j|, so the residual by at most ||H|| eps ||w + v||.  A row
+ * with an outlying label makes these large, and so makes the budget rule
+ * measure the residual (see budget_exceeded) instead of keeping weights
+ * that cancellation has corrupted.
+ */
+static double
+squared_rounding(UnlearnModel *m, StepCache *cache, int k, const StepRows *rems, int rem_from,
+				 int rem_count, const StepRows *adds, int add_from, int add_count,
+				 const double *w, const double *v, double gamma_p)
+{
+	int			p = m->p;
+	double		v_norm = vec_norm(v, p);
+	double		h_norm = cache->factor_norm2[k];
+	double		after = 0.0;
+	double		magnitude;
+	int			j;
+
+	for (j = 0; j < p; j++)
+		after += (w[j] + v[j]) * (w[j] + v[j]);
+	magnitude = delta_magnitude(m, rems, rem_from, rem_count, k, w) +
+		delta_magnitude(m, adds, add_from, add_count, k, w);
+	return ((2.0 * gamma_p + gamma_p * gamma_p) * h_norm * v_norm +
+			2.0 * (p + rem_count + add_count) * DBL_EPSILON * magnitude +
+			2.0 * DBL_EPSILON * h_norm * sqrt(after)) * (1.0 + 64.0 * p * DBL_EPSILON);
+}
+
 /*
  * One Newton step moving rems[rem_from, +rem_count) out and
  * adds[add_from, +add_count) in.  Adds each class's bound to step_bound.
@@ -360,6 +411,9 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			bound += 2.0 * (m->rows + adds->count + p) * DBL_EPSILON *
 				(m->rows + adds->count + m->reg * vec_norm(w, p));
 		}
+		else if (gamma == 0.0)
+			bound = squared_rounding(m, cache, k, rems, rem_from, rem_count, adds, add_from,
+									 add_count, w, v, gamma_p);
 		step_bound[k] += bound;
 		cblas_daxpy(p, 1.0, v, 1, w, 1);
 	}
@@ -403,12 +457,41 @@ exact_statement_bound(UnlearnModel *m, const double *w_start, const StepRows *re
 	free_design(&dm);
 }
 
+/*
+ * The rounding allowance of least squares that makes it measure its
+ * residual: SQUARED_PRECISION of the size of the gradient's terms at the
+ * optimum, Lambda ||w|| + ||b|| (combined over classes).
+ */
+#define SQUARED_PRECISION 1e-6
+
+static double
+squared_precision_limit(UnlearnModel *m)
+{
+	double		sum = 0.0;
+	int			k;
+
+	for (k = 0; k < m->nclasses; k++)
+	{
+		double		size = m->reg * vec_norm(m->coef + (Size) k * m->p, m->p) +
+			vec_norm(m->noise + (Size) k * m->p, m->p);
+
+		sum += size * size;
+	}
+	return SQUARED_PRECISION * sqrt(sum);
+}
+
+/*
+ * Would beta pass the budget?  Least squares spends only rounding; it
+ * passes when its allowance outgrows both eps' and the precision limit.
+ */
 static bool
 budget_exceeded(UnlearnModel *m, const double *class_spent_after)
 {
+	double		spent = combine_class_spent(class_spent_after, m->nclasses);
+
 	if (m->loss == LOSS_SQUARED)
-		return false;			/* removal is exact and spends nothing */
-	return combine_class_spent(class_spent_after, m->nclasses) > m->budget;
+		return spent > Max(m->budget, squared_precision_limit(m));
+	return spent > m->budget;
 }
 
 bool		unlearn_reanchor = true;

@@ -79,3 +79,22 @@ FROM a JOIN b USING (i);
 SELECT unlearn_drop('lsq_wide');
 SELECT unlearn_drop('lsq_wide_refit');
 DROP TABLE lsq_wide, lsq_wide_copy;
+
+-- an outlying label: one row with label 1e20, inserted and deleted.  The
+-- step that removes it cancels terms twenty orders of magnitude larger than
+-- the model; its rounding allowance makes the model measure its residual,
+-- and a corrupted model retrains instead of staying.  Afterwards the model
+-- equals a refit on the same rows.
+CREATE TABLE lsq_outlier AS SELECT id, age, bmi, target FROM diabetes WHERE id <= 200;
+SELECT model FROM unlearn_train('lsq_outlier', 'lsq_outlier', 'target', '{age,bmi}',
+								loss => 'squared', lambda => 1e-4, sigma => 0);
+INSERT INTO lsq_outlier VALUES (9999, 50, 25, 1e20);
+\set VERBOSITY terse
+DELETE FROM lsq_outlier WHERE id = 9999;
+\set VERBOSITY default
+SELECT rows, retrains + reanchors > 0 AS measured FROM unlearn.models WHERE model = 'lsq_outlier';
+SELECT certified,
+	   retrain_distance <= 1e-9 * (SELECT sqrt(sum(c ^ 2)) FROM unnest(unlearn_coef('lsq_outlier')) c) AS equal_to_refit
+FROM unlearn_verify('lsq_outlier');
+SELECT unlearn_drop('lsq_outlier');
+DROP TABLE lsq_outlier;
