@@ -1,0 +1,85 @@
+# Erasure residue in raw pages: after a DELETE commits, the previous
+# version of the released coefficients and of the Hessian factor (from
+# which, with the current factor, the deleted row can be recovered) are
+# in the pages of the extension's relations until the README's procedure
+# runs: VACUUM FULL of unlearn.models, unlearn.model_state and
+# unlearn.model_blocks.  Checked byte by byte with pageinspect's
+# get_raw_page over every page of every relation of schema unlearn
+# (tables, TOAST tables, indexes), not through any tuple-level reader.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('raw_pages');
+$node->init;
+$node->append_conf('postgresql.conf', 'autovacuum = off');
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE EXTENSION unlearn; CREATE EXTENSION pageinspect');
+$node->safe_psql('postgres', q{
+CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
+\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+CREATE TABLE ones AS SELECT id, label = 1 AS one, pixels FROM digits WHERE label IN (1, 7);
+SELECT model FROM unlearn_train('ones', 'ones', 'one', '{pixels}', sigma => 1);
+-- pages of every relation of schema unlearn holding a byte pattern
+CREATE FUNCTION pages_holding(pattern bytea) RETURNS bigint LANGUAGE sql AS $$
+	WITH rels AS (
+		SELECT c.oid FROM pg_class c
+		WHERE c.relnamespace = 'unlearn'::regnamespace AND c.relkind IN ('r', 'i', 't')
+		UNION
+		SELECT c.reltoastrelid FROM pg_class c
+		WHERE c.relnamespace = 'unlearn'::regnamespace AND c.reltoastrelid <> 0
+		UNION
+		SELECT i.indexrelid FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+		WHERE c.relnamespace = 'unlearn'::regnamespace OR c.oid IN
+			(SELECT reltoastrelid FROM pg_class WHERE relnamespace = 'unlearn'::regnamespace))
+	SELECT count(*) FROM rels r,
+		generate_series(0, pg_relation_size(r.oid) / current_setting('block_size')::int - 1) b
+	WHERE position(pattern IN get_raw_page(r.oid::regclass::text, 'main', b)) > 0
+$$;
+});
+
+# the bytes, as stored, of three released coefficients (float8 array
+# elements are in the server's byte order; this machine is little-endian)
+my @coef = split /,/, $node->safe_psql('postgres',
+	"SET extra_float_digits = 3; SELECT array_to_string(coef[20:22], ',') FROM unlearn.models WHERE model = 'ones'");
+my $coef_pattern = '\\x' . join('', map { unpack('H*', pack('d<', $_)) } @coef);
+# and the last 24 bytes of the Hessian factor: entries of its last columns,
+# which every removal changes (the intercept is the last feature)
+my $factor_pattern = $node->safe_psql('postgres', q{
+	SELECT substring(data FROM length(data) - 23) FROM unlearn.model_blocks
+	WHERE model = 'ones' ORDER BY block DESC LIMIT 1});
+
+cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$coef_pattern')"), '>', 0,
+	'the scan finds the live coefficients');
+
+# erase one row
+$node->safe_psql('postgres', 'DELETE FROM ones WHERE id = (SELECT min(id) FROM ones WHERE one)');
+is($node->safe_psql('postgres', "SELECT count(*) FROM unlearn.models WHERE model = 'ones' AND removed = 1"),
+	'1', 'the model removed the row');
+is($node->safe_psql('postgres', "SELECT count(*) FROM unlearn.models WHERE model = 'ones' AND coef[20:22] = '{"
+	. join(',', @coef) . "}'::float8[]"), '0', 'the released coefficients changed');
+cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$coef_pattern')"), '>', 0,
+	'before the procedure: the previous coefficients are in a raw page');
+cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$factor_pattern')"), '>', 0,
+	'before the procedure: the previous factor is in a raw page');
+
+# the README's procedure
+$node->safe_psql('postgres', 'VACUUM ones');
+$node->safe_psql('postgres', 'VACUUM FULL unlearn.models, unlearn.model_state, unlearn.model_blocks');
+is($node->safe_psql('postgres', "SELECT pages_holding('$coef_pattern')"), '0',
+	'after VACUUM FULL: no page of the extension holds the previous coefficients');
+is($node->safe_psql('postgres', "SELECT pages_holding('$factor_pattern')"), '0',
+	'after VACUUM FULL: no page of the extension holds the previous factor');
+cmp_ok($node->safe_psql('postgres', q{
+	SELECT pages_holding((SELECT substring(data FROM length(data) - 23) FROM unlearn.model_blocks
+						  WHERE model = 'ones' ORDER BY block DESC LIMIT 1))}), '>', 0,
+	'the scan still finds the live factor');
+is($node->safe_psql('postgres', q{SELECT certified FROM unlearn_verify('ones')}), 't',
+	'the model is intact after VACUUM FULL');
+
+$node->stop;
+done_testing();
