@@ -4,10 +4,13 @@
  *	  Reading and writing unlearn.models, unlearn.model_state and
  *	  unlearn.ledger through SPI, and the triggers on trained tables.
  *
- * All functions here expect an open SPI connection.  Every statement is
- * schema-qualified and parameterised, so it does not depend on the
- * caller's search_path.  Row-level security on the catalog (see
- * sql/unlearn.sql) makes the state rows visible to their owner only.
+ * All functions here expect an open SPI connection and run inside the
+ * extension's security context (privilege.c): only the extension writes
+ * these tables.  Every statement is schema-qualified and parameterised.
+ * Row-level security (sql/unlearn.sql) lets other roles read the state
+ * rows of their own models only.  Every load checks what it reads against
+ * the model's definition (corrupt_model, SQLSTATE XX001), and the matrix
+ * blocks against the checksum written with them.
  *
  *-------------------------------------------------------------------------
  */
@@ -815,8 +818,8 @@ rewrite_all_blocks(UnlearnModel *m)
  * the update itself fails rather than overwrite a row changed by anybody
  * else (the model_state row lock keeps other writers out anyway).  Rows
  * are updated as by UPDATE: HOT when the page has room, else with an
- * index entry.  The caller checked ownership: the trigger runs as the
- * owner, who passes RLS on exactly these rows.  Returns false, having
+ * index entry.  The caller runs in the extension's context, which owns
+ * these rows.  Returns false, having
  * changed nothing, if the tids are unknown or stale.
  */
 static bool

@@ -5,22 +5,38 @@
  *	  the changing transaction, and the event triggers that keep models from
  *	  outliving their table or columns.
  *
- * unlearn_maintain_trigger is an AFTER ... FOR EACH STATEMENT trigger with
- * transition tables (unlearn_old, unlearn_new), so a model is read, locked
- * and written once per statement, not once per row.  For each model of the
- * table, in model-name order (one lock order, so no deadlock between
- * statements), it switches to the model's owner with a pinned search_path,
- * locks the model rows FOR UPDATE, applies removal.c, writes the model and
- * one ledger row.  Everything is ordinary transactional writes: ROLLBACK
- * (or ROLLBACK TO SAVEPOINT) leaves the catalog rows exactly as they were.
+ * unlearn._maintain() runs as five statement triggers on a trained table
+ * and on each of its partitions (catalog_attach_triggers), inside the
+ * extension's security context (privilege.c).  Invariants:
  *
- * Concurrency: READ COMMITTED deleters wait on the row lock and then read
- * the committed model; REPEATABLE READ and SERIALIZABLE deleters get a
- * serialization failure (40001), re-raised here with a retry hint.
+ *	- Lock order.  The BEFORE statement trigger locks the catalog rows of
+ *	  the models the statement may change, in model-name order, before the
+ *	  statement locks any row of the table; an UPDATE that sets no model
+ *	  column locks nothing.  Admin functions lock the table first
+ *	  (unlearn.c).  So writers and admin functions never wait in a cycle.
+ *	- Once per query.  A query fires one BEFORE statement trigger per part
+ *	  (DELETE, INSERT, UPDATE: an upsert or a MERGE has several, as do
+ *	  writable CTEs), all before any row changes, and then one AFTER
+ *	  trigger per part, all after every row changed.  The AFTER triggers
+ *	  collect their rows (read in binary from the transition tables,
+ *	  rows.c) and the last one applies them all in one step, so a
+ *	  retraining, re-anchoring or exact bound reads exactly the table the
+ *	  model is brought to, and no row counts twice.  A part still pending
+ *	  at commit is an error, never a silent loss.
+ *	- Erasure goes through.  A model whose stored definition fails its
+ *	  checks is quarantined with a WARNING; one the statement leaves with
+ *	  too few rows, or whose budget runs out under 'suspend', withholds its
+ *	  weights (removal.c).
  *
- * UPDATE is rectification: the multiset difference OLD EXCEPT ALL NEW is
- * removed and NEW EXCEPT ALL OLD is added, so an UPDATE that does not touch
- * the model's columns spends nothing.
+ * Everything is ordinary transactional writes: ROLLBACK (or ROLLBACK TO
+ * SAVEPOINT) leaves the catalog rows exactly as they were.  READ COMMITTED
+ * writers wait on the model row lock and then read the committed model;
+ * REPEATABLE READ and SERIALIZABLE writers get a serialization failure
+ * (40001), re-raised with a retry hint.
+ *
+ * UPDATE is rectification: the multiset difference OLD minus NEW is
+ * removed and NEW minus OLD added, so an UPDATE that does not change the
+ * model's columns spends nothing.
  *
  *-------------------------------------------------------------------------
  */
