@@ -27,7 +27,8 @@
  *		writes), and a table whose row-level security applies to the caller
  *		is refused (the model would otherwise learn rows the caller cannot
  *		see);
- *		retrain, verify and residual need the model's owner;
+ *		retrain needs the model's owner and, again, the rights of training;
+ *		verify and residual need the model's owner;
  *		drop needs the model's owner or the table's owner, so no model
  *		owner can stand between a table owner and erasure.
  *

@@ -244,6 +244,8 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
 	check_model_owner(m, ctx.caller);
+	/* the rights that training needs, which may have been revoked since */
+	check_can_train(m, m->source, ctx.caller);
 	lock_source(m->source);
 	m = catalog_load_model(name, false, true, false);
 	retrain_or_rest(m, verbose, NULL);

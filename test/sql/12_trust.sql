@@ -72,6 +72,14 @@ DELETE FROM tr_secret WHERE id <= 3;
 SELECT model, state FROM unlearn.models WHERE model IN ('tr_squat', 'tr_victim_model') ORDER BY model;
 SELECT unlearn_drop('tr_squat');
 RESET ROLE;
+-- rights revoked after training also stop a retrain
+SET ROLE tr_attacker;
+SELECT model FROM unlearn_train('tr_lease', 'tr_secret', 'y', '{x1,x2}');
+RESET ROLE;
+REVOKE TRIGGER ON tr_secret FROM tr_attacker;
+SET ROLE tr_attacker;
+SELECT unlearn_retrain('tr_lease');
+RESET ROLE;
 
 -- 10. session settings do not change what a label or a target is
 CREATE TABLE tr_float (id int, x1 float8, x2 float8, y float8);
