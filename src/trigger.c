@@ -464,15 +464,15 @@ maintain_model(ModelRows *rows, const char *operation)
 		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }
 
-/* the models of a table, or of the partitioned root a partition belongs to */
-static List *
-models_of_trigger_relation(Relation rel)
+/* the table whose models a trigger maintains: itself, or its partition root */
+static Oid
+trained_relation(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
 
 	if (rel->rd_rel->relispartition)
 		relid = llast_oid(get_partition_ancestors(relid));
-	return catalog_models_of_relation(relid);
+	return relid;
 }
 
 /* does the UPDATE's SET list touch a column of m? */
@@ -639,6 +639,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	List	   *refs;
 	ExtensionContext ctx;
 	PendingChange *pc;
+	Oid			root;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -657,10 +658,16 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	refs = models_of_trigger_relation(td->tg_relation);
+	/*
+	 * One pending change per query and trained root: a query may write the
+	 * root and some of its partitions directly (a writable CTE), and all of
+	 * its parts on the tree must be applied together.
+	 */
+	root = trained_relation(td->tg_relation);
+	refs = catalog_models_of_relation(root);
 	if (refs != NIL)
 	{
-		pc = pending_change(RelationGetRelid(td->tg_relation), true);
+		pc = pending_change(root, true);
 		if (TRIGGER_FIRED_BEFORE(td->tg_event))
 			before_statement(td, refs, pc);
 		else

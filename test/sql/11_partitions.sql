@@ -16,6 +16,9 @@ SELECT model FROM unlearn_train('pt_lsq', 'pt', 'target', '{age,sex,bmi,bp,s1,s2
 								loss => 'squared', lambda => 1e-4, sigma => 0);
 SELECT model FROM unlearn_train('pt_log', 'pt', 'sex', '{age,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								lambda => 1e-2, sigma => 1);
+-- a budget so small that every statement re-anchors or retrains (reading the table)
+SELECT model FROM unlearn_train('pt_tight', 'pt', 'sex', '{age,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								lambda => 1e-2, sigma => 1e-4);
 CREATE FUNCTION pg_temp.check(what text) RETURNS TABLE (statement text, model text, state text,
 	in_step boolean, certified boolean, refit boolean) LANGUAGE sql AS $$
 	SELECT what, m.model, m.state, m.rows = (SELECT count(*) FROM pt), v.certified,
@@ -41,6 +44,11 @@ INSERT INTO results SELECT * FROM pg_temp.check('insert into a partition');
 UPDATE pt SET grp = 1 - grp, target = target + 1 WHERE id BETWEEN 100 AND 110;
 INSERT INTO results SELECT * FROM pg_temp.check('cross-partition update');
 TRUNCATE pt_b;
+-- one query that writes a partition directly and the root: its parts are
+-- applied together
+WITH gone AS (DELETE FROM pt_b WHERE id BETWEEN 120 AND 160 RETURNING *)
+INSERT INTO pt SELECT id + 5000, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target FROM gone;
+INSERT INTO results SELECT * FROM pg_temp.check('partition and root in one query');
 
 -- changes of the partition set retrain
 CREATE TABLE pt_c PARTITION OF pt FOR VALUES IN (2);
@@ -76,5 +84,5 @@ CREATE TABLE ih_kid () INHERITS (ih_parent);
 SELECT unlearn_train('ih_kid', 'ih_kid', 'y', '{x}');
 SELECT unlearn_train('ih_parent', 'ih_parent', 'y', '{x}');
 
-SELECT unlearn_drop('pt_lsq'), unlearn_drop('pt_log'), unlearn_drop('ih');
+SELECT unlearn_drop('pt_lsq'), unlearn_drop('pt_log'), unlearn_drop('pt_tight'), unlearn_drop('ih');
 DROP TABLE pt, pt_c, ih, ih_other, ih_parent CASCADE;
