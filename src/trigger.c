@@ -21,7 +21,8 @@
  *	  collect their rows (read in binary from the transition tables,
  *	  rows.c) and the last one applies them all in one step, so a
  *	  retraining, re-anchoring or exact bound reads exactly the table the
- *	  model is brought to, and no row counts twice.  A part still pending
+ *	  model is brought to, and no row counts twice.  Queries nested in it
+ *	  on the same table join it (see PendingChange).  A part still pending
  *	  at commit is an error, never a silent loss.
  *	- Erasure goes through.  A model whose stored definition fails its
  *	  checks is quarantined with a WARNING; one the statement leaves with
@@ -46,7 +47,6 @@
 #include "catalog/partition.h"
 #include "executor/tuptable.h"
 #include "nodes/bitmapset.h"
-#include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -68,21 +68,23 @@ PG_FUNCTION_INFO_V1(unlearn_on_sql_drop);
 PG_FUNCTION_INFO_V1(unlearn_on_ddl_end);
 
 /*
- * One query's pending change of one model: the raw rows of the AFTER
- * triggers that fired so far, kept until the query's last unlearn AFTER
- * trigger on the table fires.  A query is identified by the transaction
- * and the command id of its snapshot, which no later query repeats.
+ * The pending change of a trained table: the raw rows of the AFTER
+ * triggers that fired so far, kept until the last unlearn AFTER trigger of
+ * the query on the table (or any of its partitions) fires.  Queries nested
+ * in it (a user's trigger or function writing the same table while it
+ * runs) join it: their rows are in the table from then on, so they must be
+ * applied together with the outer query's.  At most one change per table
+ * is pending at a time; a complete one is applied and forgotten, and the
+ * list goes with the (sub)transaction that made it.
  */
 typedef struct PendingChange
 {
-	Oid			relid;			/* the table the triggers are on */
-	FullTransactionId xid;
-	CommandId	cid;
+	Oid			relid;			/* the trained table (a partition root) */
 	int			before_events;	/* BEFORE statement triggers seen: one per
-								 * DELETE, INSERT, UPDATE part */
+								 * DELETE, INSERT, UPDATE part of each query */
 	int			after_events;	/* AFTER statement triggers seen */
 	int			operations;		/* 1 delete, 2 insert, 4 update */
-	SubTransactionId subxact;	/* where the query ran */
+	SubTransactionId subxact;	/* where it started */
 	List	   *models;			/* of ModelRows */
 } PendingChange;
 
@@ -94,36 +96,23 @@ typedef struct ModelRows
 } ModelRows;
 
 static List *pending_changes = NIL;	/* in TopTransactionContext */
-static FullTransactionId pending_xid;
 
 static PendingChange *
-pending_change(Oid relid, bool create)
+pending_change(Oid relid)
 {
-	FullTransactionId xid = GetTopFullTransactionId();
-	CommandId	cid = ActiveSnapshotSet() ? GetActiveSnapshot()->curcid : InvalidCommandId;
 	ListCell   *lc;
 	PendingChange *pc;
 	MemoryContext old;
 
-	if (!FullTransactionIdEquals(xid, pending_xid))
-	{
-		/* a new transaction: the old list went with its memory */
-		pending_changes = NIL;
-		pending_xid = xid;
-	}
 	foreach(lc, pending_changes)
 	{
 		pc = (PendingChange *) lfirst(lc);
-		if (pc->relid == relid && pc->cid == cid)
+		if (pc->relid == relid)
 			return pc;
 	}
-	if (!create)
-		return NULL;
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	pc = palloc0(sizeof(PendingChange));
 	pc->relid = relid;
-	pc->xid = xid;
-	pc->cid = cid;
 	pc->subxact = GetCurrentSubTransactionId();
 	pending_changes = lappend(pending_changes, pc);
 	MemoryContextSwitchTo(old);
@@ -667,7 +656,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	refs = catalog_models_of_relation(root);
 	if (refs != NIL)
 	{
-		pc = pending_change(root, true);
+		pc = pending_change(root);
 		if (TRIGGER_FIRED_BEFORE(td->tg_event))
 			before_statement(td, refs, pc);
 		else

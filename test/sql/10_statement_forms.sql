@@ -75,6 +75,27 @@ COPY sf (id, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target) FROM STDIN;
 \.
 INSERT INTO results SELECT * FROM pg_temp.check('copy');
 
+-- a user's trigger that writes the same table while the query's parts are
+-- pending: its nested query joins them
+CREATE FUNCTION sf_echo() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF pg_trigger_depth() = 1 THEN
+		INSERT INTO sf (id, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target)
+		SELECT id + 20000, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target + 1 FROM echoed;
+	END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER a_echo AFTER INSERT ON sf REFERENCING NEW TABLE AS echoed
+	FOR EACH STATEMENT EXECUTE FUNCTION sf_echo();
+MERGE INTO sf USING (SELECT * FROM diabetes WHERE id BETWEEN 200 AND 260) d ON sf.id = d.id
+WHEN MATCHED AND d.id % 4 = 0 THEN DELETE
+WHEN NOT MATCHED THEN INSERT (id, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target)
+	VALUES (d.id, d.id % 5, d.age, d.sex, d.bmi, d.bp, d.s1, d.s2, d.s3, d.s4, d.s5, d.s6, d.target);
+SELECT count(*) > 0 AS echoed FROM sf WHERE id > 20000;
+INSERT INTO results SELECT * FROM pg_temp.check('merge with a nested insert');
+DROP TRIGGER a_echo ON sf;
+DROP FUNCTION sf_echo();
+
 -- an UPDATE of no model column changes no model, and spends nothing
 SELECT spent AS spent_before FROM unlearn.models WHERE model = 'sf_exact' \gset
 UPDATE sf SET grp = 1 WHERE grp = 2;
