@@ -623,7 +623,10 @@ catalog_quarantine_model(const char *name)
 							  "updated_at = pg_catalog.clock_timestamp() WHERE model = $1",
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE ||
 		SPI_execute_with_args("DELETE FROM unlearn.model_state WHERE model = $1",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, spent) "
+							  "SELECT model, owner, 'quarantine', 0 FROM unlearn.models WHERE model = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not suspend model \"%s\"", name);
 }
 

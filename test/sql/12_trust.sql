@@ -128,6 +128,7 @@ SELECT unlearn_coef('tr_victim_model');
 DELETE FROM tr_secret WHERE id = 9;
 \set VERBOSITY default
 SELECT state, coef IS NULL AS withheld FROM unlearn.models WHERE model = 'tr_victim_model';
+SELECT operation FROM unlearn.ledger WHERE model = 'tr_victim_model' ORDER BY id DESC LIMIT 1;
 -- replacing (or dropping) a corrupt model works
 SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', replace => true);
 SET unlearn.state_cache = 0;
