@@ -86,6 +86,7 @@ typedef struct PendingChange
 	int			operations;		/* 1 delete, 2 insert, 4 update */
 	SubTransactionId subxact;	/* where it started */
 	List	   *models;			/* of ModelRows */
+	MemoryContext memory;		/* holds this struct and its rows */
 } PendingChange;
 
 typedef struct ModelRows
@@ -95,7 +96,7 @@ typedef struct ModelRows
 	RowBatch   *added;
 } ModelRows;
 
-static List *pending_changes = NIL;	/* in TopTransactionContext */
+static List *pending_changes = NIL;	/* cells in TopTransactionContext */
 
 static PendingChange *
 pending_change(Oid relid)
@@ -103,6 +104,7 @@ pending_change(Oid relid)
 	ListCell   *lc;
 	PendingChange *pc;
 	MemoryContext old;
+	MemoryContext memory;
 
 	foreach(lc, pending_changes)
 	{
@@ -110,15 +112,19 @@ pending_change(Oid relid)
 		if (pc->relid == relid)
 			return pc;
 	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	pc = palloc0(sizeof(PendingChange));
+	memory = AllocSetContextCreate(TopTransactionContext, "unlearn pending change",
+								   ALLOCSET_DEFAULT_SIZES);
+	pc = MemoryContextAllocZero(memory, sizeof(PendingChange));
 	pc->relid = relid;
 	pc->subxact = GetCurrentSubTransactionId();
+	pc->memory = memory;
+	old = MemoryContextSwitchTo(TopTransactionContext);
 	pending_changes = lappend(pending_changes, pc);
 	MemoryContextSwitchTo(old);
 	return pc;
 }
 
+/* take pc off the list; the caller frees pc->memory once done with it */
 static void
 forget_pending_change(PendingChange *pc)
 {
@@ -534,7 +540,7 @@ pending_rows(PendingChange *pc, const char *name)
 		if (strcmp(mr->name, name) == 0)
 			return mr;
 	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
+	old = MemoryContextSwitchTo(pc->memory);
 	mr = palloc0(sizeof(ModelRows));
 	mr->name = pstrdup(name);
 	pc->models = lappend(pc->models, mr);
@@ -583,9 +589,9 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			multiset_difference(m, &removed, &added);
 		mr = pending_rows(pc, m->name);
 		if (removed != NULL && removed->count > 0)
-			append_batch(m, &mr->removed, removed, TopTransactionContext);
+			append_batch(m, &mr->removed, removed, pc->memory);
 		if (added != NULL && added->count > 0)
-			append_batch(m, &mr->added, added, TopTransactionContext);
+			append_batch(m, &mr->added, added, pc->memory);
 	}
 	if (pc->after_events < pc->before_events)
 		return;					/* another part of this query fires later */
@@ -595,6 +601,8 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 		maintain_model((ModelRows *) lfirst(lc),
 					   pc->operations == 1 ? "delete" : pc->operations == 2 ? "insert" :
 					   pc->operations == 4 ? operation : "merge");
+	/* a long transaction keeps no copy of the rows it applied */
+	MemoryContextDelete(pc->memory);
 }
 
 /* the trigger must be one the extension attached, for its own event */
@@ -714,7 +722,10 @@ pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		PendingChange *pc = (PendingChange *) lfirst(lc);
 
 		if (pc->subxact == mySubid)
+		{
 			pending_changes = foreach_delete_current(pending_changes, lc);
+			MemoryContextDelete(pc->memory);
+		}
 	}
 }
 
