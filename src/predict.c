@@ -15,8 +15,6 @@
 
 #include <math.h>
 
-#include <cblas.h>
-
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -115,7 +113,7 @@ score_row(PredictModel *pm, int *best)
 	map_row(pm->row, pm->dims, pm->intercept, pm->scale);
 	if (pm->nclasses == 1)
 	{
-		double		z = cblas_ddot(pm->p, pm->coef, 1, pm->row, 1);
+		double		z = vec_dot(pm->coef, pm->row, pm->p);
 
 		if (pm->loss == LOSS_SQUARED)
 		{
@@ -128,7 +126,7 @@ score_row(PredictModel *pm, int *best)
 	*best = 0;
 	for (k = 0; k < pm->nclasses; k++)
 	{
-		double		z = cblas_ddot(pm->p, pm->coef + (Size) k * pm->p, 1, pm->row, 1);
+		double		z = vec_dot(pm->coef + (Size) k * pm->p, pm->row, pm->p);
 
 		if (z > top)
 		{
