@@ -22,8 +22,9 @@
  *	  rows.c) and the last one applies them all in one step, so a
  *	  retraining, re-anchoring or exact bound reads exactly the table the
  *	  model is brought to, and no row counts twice.  Queries nested in it
- *	  on the same table join it (see PendingChange).  A part still pending
- *	  at commit is an error, never a silent loss.
+ *	  on the same table join it, and a subtransaction that aborts takes
+ *	  its parts with it (see PendingChange).  A part still pending at
+ *	  commit is an error, never a silent loss.
  *	- Erasure goes through.  A model whose stored definition fails its
  *	  checks is quarantined with a WARNING; one the statement leaves with
  *	  too few rows, or whose budget runs out under 'suspend', withholds its
@@ -68,30 +69,37 @@ PG_FUNCTION_INFO_V1(unlearn_on_sql_drop);
 PG_FUNCTION_INFO_V1(unlearn_on_ddl_end);
 
 /*
- * The pending change of a trained table: the raw rows of the AFTER
- * triggers that fired so far, kept until the last unlearn AFTER trigger of
- * the query on the table (or any of its partitions) fires.  Queries nested
- * in it (a user's trigger or function writing the same table while it
- * runs) join it: their rows are in the table from then on, so they must be
- * applied together with the outer query's.  At most one change per table
- * is pending at a time; a complete one is applied and forgotten, and the
- * list goes with the (sub)transaction that made it.
+ * The pending change of a trained table: the parts (BEFORE and AFTER
+ * statement triggers) of the query that writes it, kept until the last
+ * unlearn AFTER trigger of the query on the table (or any of its
+ * partitions) fires.  Queries nested in it (a user's trigger or function
+ * writing the same table while it runs) join it: their rows are in the
+ * table from then on, so they must be applied together with the outer
+ * query's.  Each part remembers the subtransaction it fired in: a
+ * subtransaction that aborts (an exception block around a nested write)
+ * takes its parts with it, as it takes its rows out of the table, and one
+ * that commits hands them to its parent.  At most one change per table is
+ * pending at a time; a complete one is applied and forgotten.
  */
+typedef struct PendingPart
+{
+	SubTransactionId subxact;	/* where it fired (its parent's, once committed) */
+	bool		after;			/* an AFTER trigger; else a BEFORE trigger */
+	int			operation;		/* 1 delete, 2 insert, 4 update */
+	List	   *models;			/* of ModelRows (AFTER only) */
+} PendingPart;
+
 typedef struct PendingChange
 {
 	Oid			relid;			/* the trained table (a partition root) */
-	int			before_events;	/* BEFORE statement triggers seen: one per
-								 * DELETE, INSERT, UPDATE part of each query */
-	int			after_events;	/* AFTER statement triggers seen */
-	int			operations;		/* 1 delete, 2 insert, 4 update */
-	SubTransactionId subxact;	/* where it started */
-	List	   *models;			/* of ModelRows */
-	MemoryContext memory;		/* holds this struct and its rows */
+	List	   *parts;			/* of PendingPart */
+	MemoryContext memory;		/* holds this struct, its parts and rows */
 } PendingChange;
 
 typedef struct ModelRows
 {
 	char	   *name;
+	int			p;				/* doubles per row */
 	RowBatch   *removed;		/* raw rows, unmapped */
 	RowBatch   *added;
 } ModelRows;
@@ -116,7 +124,6 @@ pending_change(Oid relid)
 								   ALLOCSET_DEFAULT_SIZES);
 	pc = MemoryContextAllocZero(memory, sizeof(PendingChange));
 	pc->relid = relid;
-	pc->subxact = GetCurrentSubTransactionId();
 	pc->memory = memory;
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	pending_changes = lappend(pending_changes, pc);
@@ -124,53 +131,70 @@ pending_change(Oid relid)
 	return pc;
 }
 
-/* take pc off the list; the caller frees pc->memory once done with it */
-static void
-forget_pending_change(PendingChange *pc)
+/* a new part of pc, fired in the current subtransaction */
+static PendingPart *
+add_part(PendingChange *pc, bool after, int operation)
 {
-	pending_changes = list_delete_ptr(pending_changes, pc);
+	MemoryContext old = MemoryContextSwitchTo(pc->memory);
+	PendingPart *part = palloc0(sizeof(PendingPart));
+
+	part->subxact = GetCurrentSubTransactionId();
+	part->after = after;
+	part->operation = operation;
+	pc->parts = lappend(pc->parts, part);
+	MemoryContextSwitchTo(old);
+	return part;
 }
 
-/* an empty batch of raw rows of m, in long-lived memory */
+/* the change is complete when every BEFORE part has its AFTER part */
+static bool
+change_complete(PendingChange *pc)
+{
+	ListCell   *lc;
+	int			balance = 0;
+
+	foreach(lc, pc->parts)
+		balance += ((PendingPart *) lfirst(lc))->after ? 1 : -1;
+	return balance >= 0;
+}
+
+/* an empty batch of rows of p doubles */
 static RowBatch *
-new_batch(UnlearnModel *m, int capacity)
+new_batch(int p, int capacity)
 {
 	RowBatch   *batch = palloc0(sizeof(RowBatch));
 
 	capacity = Max(capacity, 1);
-	batch->x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * m->p * capacity);
+	batch->x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * capacity);
 	batch->labels = palloc(sizeof(char *) * capacity);
 	batch->label_values = palloc(sizeof(double) * capacity);
 	return batch;
 }
 
-/* append src's rows to *dst (in the memory of *dst) */
 static void
-append_batch(UnlearnModel *m, RowBatch **dst, RowBatch *src, MemoryContext cxt)
+keep_row(int p, RowBatch *out, const RowBatch *in, int i)
+{
+	memcpy(out->x + (Size) out->count * p, in->x + (Size) i * p, sizeof(double) * p);
+	out->labels[out->count] = in->labels[i];
+	out->label_values[out->count] = in->label_values[i];
+	out->count++;
+}
+
+/* *dst := *dst followed by a copy of src (rows of p doubles), in cxt */
+static void
+append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	RowBatch   *out;
-	int			n = (*dst ? (*dst)->count : 0) + src->count;
+	RowBatch   *out = new_batch(p, (*dst ? (*dst)->count : 0) + src->count);
 	int			i;
 
-	out = new_batch(m, n);
-	if (*dst)
-	{
-		memcpy(out->x, (*dst)->x, sizeof(double) * m->p * (*dst)->count);
-		for (i = 0; i < (*dst)->count; i++)
-		{
-			out->labels[i] = (*dst)->labels[i];
-			out->label_values[i] = (*dst)->label_values[i];
-		}
-		out->count = (*dst)->count;
-	}
-	memcpy(out->x + (Size) out->count * m->p, src->x, sizeof(double) * m->p * src->count);
+	for (i = 0; *dst != NULL && i < (*dst)->count; i++)
+		keep_row(p, out, *dst, i);
 	for (i = 0; i < src->count; i++)
 	{
-		out->labels[out->count + i] = pstrdup(src->labels[i]);
-		out->label_values[out->count + i] = src->label_values[i];
+		keep_row(p, out, src, i);
+		out->labels[out->count - 1] = pstrdup(src->labels[i]);
 	}
-	out->count = n;
 	*dst = out;
 	MemoryContextSwitchTo(old);
 }
@@ -201,9 +225,13 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 		if (attnums[j] <= 0 ||
 			getBaseType(TupleDescAttr(desc, attnums[j] - 1)->atttypid) !=
 			getBaseType(m->column_types[j == 0 ? m->nfeatures : j - 1]))
-			verify_source_columns(m);	/* reports the column */
+		{
+			verify_source_columns(m);	/* names the column of the root */
+			elog(ERROR, "column \"%s\" of model \"%s\" does not match relation \"%s\"",
+				 col, m->name, RelationGetRelationName(rel));
+		}
 	}
-	batch = new_batch(m, capacity);
+	batch = new_batch(m->p, capacity);
 	tuplestore_select_read_pointer(ts, 0);
 	tuplestore_rescan(ts);
 	while (tuplestore_gettupleslot(ts, true, false, slot))
@@ -226,24 +254,28 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 	return batch;
 }
 
-/* rows of raw batches ordered by (features, label): the multiset order */
-static const RowBatch *sorting_batch;
-static int	sorting_dims;
-static int	sorting_stride;
-
+/* the multiset order of raw rows: features (first d of p), then label */
 static int
-compare_raw_rows(const void *a, const void *b)
+compare_rows(const UnlearnModel *m, const RowBatch *a, int i, const RowBatch *b, int j)
 {
-	int			i = *(const int *) a,
-				j = *(const int *) b;
-	const double *x = sorting_batch->x + (Size) i * sorting_stride;
-	const double *y = sorting_batch->x + (Size) j * sorting_stride;
+	const double *x = a->x + (Size) i * m->p;
+	const double *y = b->x + (Size) j * m->p;
 	int			k;
 
-	for (k = 0; k < sorting_dims; k++)
+	for (k = 0; k < m->dims; k++)
 		if (x[k] != y[k])
 			return x[k] < y[k] ? -1 : 1;
-	return strcmp(sorting_batch->labels[i], sorting_batch->labels[j]);
+	return strcmp(a->labels[i], b->labels[j]);
+}
+
+static const UnlearnModel *sorting_model;
+static const RowBatch *sorting_batch;
+
+static int
+compare_row_indexes(const void *a, const void *b)
+{
+	return compare_rows(sorting_model, sorting_batch, *(const int *) a,
+						sorting_batch, *(const int *) b);
 }
 
 static int *
@@ -254,20 +286,10 @@ sorted_rows(UnlearnModel *m, const RowBatch *batch)
 
 	for (i = 0; i < batch->count; i++)
 		order[i] = i;
+	sorting_model = m;
 	sorting_batch = batch;
-	sorting_dims = m->dims;
-	sorting_stride = m->p;
-	qsort(order, batch->count, sizeof(int), compare_raw_rows);
+	qsort(order, batch->count, sizeof(int), compare_row_indexes);
 	return order;
-}
-
-static void
-keep_row(UnlearnModel *m, RowBatch *out, const RowBatch *in, int i)
-{
-	memcpy(out->x + (Size) out->count * m->p, in->x + (Size) i * m->p, sizeof(double) * m->p);
-	out->labels[out->count] = in->labels[i];
-	out->label_values[out->count] = in->label_values[i];
-	out->count++;
 }
 
 /*
@@ -280,8 +302,8 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 {
 	RowBatch   *o = *old_rows,
 			   *n = *new_rows;
-	RowBatch   *ro = new_batch(m, o->count),
-			   *rn = new_batch(m, n->count);
+	RowBatch   *ro = new_batch(m->p, o->count),
+			   *rn = new_batch(m->p, n->count);
 	int		   *oi,
 			   *ni;
 	int			a = 0,
@@ -298,28 +320,16 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 		else if (b == n->count)
 			c = -1;
 		else
-		{
-			/* compare a row of o with a row of n */
-			const double *x = o->x + (Size) oi[a] * m->p;
-			const double *y = n->x + (Size) ni[b] * m->p;
-			int			k;
-
-			c = 0;
-			for (k = 0; k < m->dims && c == 0; k++)
-				if (x[k] != y[k])
-					c = x[k] < y[k] ? -1 : 1;
-			if (c == 0)
-				c = strcmp(o->labels[oi[a]], n->labels[ni[b]]);
-		}
+			c = compare_rows(m, o, oi[a], n, ni[b]);
 		if (c == 0)
 		{
 			a++;
 			b++;
 		}
 		else if (c < 0)
-			keep_row(m, ro, o, oi[a++]);
+			keep_row(m->p, ro, o, oi[a++]);
 		else
-			keep_row(m, rn, n, ni[b++]);
+			keep_row(m->p, rn, n, ni[b++]);
 	}
 	*old_rows = ro;
 	*new_rows = rn;
@@ -448,7 +458,7 @@ maintain_model(ModelRows *rows, const char *operation)
 	m = load_for_change(rows->name, true);
 	t_load = elapsed_ms(start);
 	if (m == NULL)
-		return;					/* dropped by a concurrent transaction */
+		return;					/* dropped meanwhile, or quarantined */
 	map_batch(m, rows->removed);
 	map_batch(m, rows->added);
 	bound = apply_row_changes(m, rows->removed, rows->added);
@@ -501,7 +511,7 @@ before_statement(TriggerData *td, List *refs, PendingChange *pc)
 {
 	ListCell   *lc;
 
-	pc->before_events++;
+	add_part(pc, false, 0);
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
@@ -526,26 +536,73 @@ before_statement(TriggerData *td, List *refs, PendingChange *pc)
 	}
 }
 
-/* find (or start) the rows of model `name` pending in pc */
+/* find (or start) the rows of model `name` in a list of ModelRows */
 static ModelRows *
-pending_rows(PendingChange *pc, const char *name)
+model_rows(List **models, const char *name, int p, MemoryContext cxt)
 {
 	ListCell   *lc;
 	ModelRows  *mr;
 	MemoryContext old;
 
-	foreach(lc, pc->models)
+	foreach(lc, *models)
 	{
 		mr = (ModelRows *) lfirst(lc);
 		if (strcmp(mr->name, name) == 0)
 			return mr;
 	}
-	old = MemoryContextSwitchTo(pc->memory);
+	old = MemoryContextSwitchTo(cxt);
 	mr = palloc0(sizeof(ModelRows));
 	mr->name = pstrdup(name);
-	pc->models = lappend(pc->models, mr);
+	mr->p = p;
+	*models = lappend(*models, mr);
 	MemoryContextSwitchTo(old);
 	return mr;
+}
+
+static int
+compare_model_rows(const ListCell *a, const ListCell *b)
+{
+	return strcmp(((ModelRows *) lfirst(a))->name, ((ModelRows *) lfirst(b))->name);
+}
+
+/*
+ * Apply a complete change: each model gets the rows of all AFTER parts at
+ * once, models in name order (the lock order).
+ */
+static void
+apply_change(PendingChange *pc, const char *operation)
+{
+	List	   *models = NIL;
+	ListCell   *lc,
+			   *lc2;
+	int			operations = 0;
+
+	foreach(lc, pc->parts)
+	{
+		PendingPart *part = (PendingPart *) lfirst(lc);
+
+		operations |= part->operation;
+		foreach(lc2, part->models)
+		{
+			ModelRows  *from = (ModelRows *) lfirst(lc2);
+			ModelRows  *to = model_rows(&models, from->name, from->p, pc->memory);
+
+			/* one part (the usual statement): its rows as they are */
+			if (from->removed != NULL && to->removed == NULL)
+				to->removed = from->removed;
+			else if (from->removed != NULL)
+				append_batch(from->p, &to->removed, from->removed, pc->memory);
+			if (from->added != NULL && to->added == NULL)
+				to->added = from->added;
+			else if (from->added != NULL)
+				append_batch(from->p, &to->added, from->added, pc->memory);
+		}
+	}
+	list_sort(models, compare_model_rows);
+	foreach(lc, models)
+		maintain_model((ModelRows *) lfirst(lc),
+					   operations == 1 ? "delete" : operations == 2 ? "insert" :
+					   operations == 4 ? operation : "merge");
 }
 
 /*
@@ -562,15 +619,11 @@ pending_rows(PendingChange *pc, const char *name)
 static void
 after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *operation)
 {
+	PendingPart *part;
 	ListCell   *lc;
 
-	pc->after_events++;
-	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
-		pc->operations |= 1;
-	else if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		pc->operations |= 2;
-	else
-		pc->operations |= 4;
+	part = add_part(pc, true, TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 1 :
+					TRIGGER_FIRED_BY_INSERT(td->tg_event) ? 2 : 4);
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
@@ -587,20 +640,17 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			added = read_transition(m, td->tg_newtable, td->tg_relation);
 		if (removed != NULL && added != NULL)
 			multiset_difference(m, &removed, &added);
-		mr = pending_rows(pc, m->name);
+		mr = model_rows(&part->models, m->name, m->p, pc->memory);
 		if (removed != NULL && removed->count > 0)
-			append_batch(m, &mr->removed, removed, pc->memory);
+			append_batch(m->p, &mr->removed, removed, pc->memory);
 		if (added != NULL && added->count > 0)
-			append_batch(m, &mr->added, added, pc->memory);
+			append_batch(m->p, &mr->added, added, pc->memory);
 	}
-	if (pc->after_events < pc->before_events)
+	if (!change_complete(pc))
 		return;					/* another part of this query fires later */
-
-	forget_pending_change(pc);
-	foreach(lc, pc->models)
-		maintain_model((ModelRows *) lfirst(lc),
-					   pc->operations == 1 ? "delete" : pc->operations == 2 ? "insert" :
-					   pc->operations == 4 ? operation : "merge");
+	/* off the list first: an error while applying leaves nothing pending */
+	pending_changes = list_delete_ptr(pending_changes, pc);
+	apply_change(pc, operation);
 	/* a long transaction keeps no copy of the rows it applied */
 	MemoryContextDelete(pc->memory);
 }
@@ -675,6 +725,18 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
+/* does pc hold rows that no model has seen? */
+static bool
+change_has_rows(PendingChange *pc)
+{
+	ListCell   *lc;
+
+	foreach(lc, pc->parts)
+		if (((PendingPart *) lfirst(lc))->models != NIL)
+			return true;
+	return false;
+}
+
 /*
  * Every query's parts are applied by its last unlearn trigger.  A change
  * still pending at commit would be a row the model never saw: refuse to
@@ -694,7 +756,7 @@ pending_xact_callback(XactEvent event, void *arg)
 			{
 				PendingChange *pc = (PendingChange *) lfirst(lc);
 
-				if (pc->models != NIL)
+				if (change_has_rows(pc))
 					ereport(ERROR,
 							(errcode(ERRCODE_INTERNAL_ERROR),
 							 errmsg("unlearn: a change to table \"%s\" was not applied to its models",
@@ -708,20 +770,35 @@ pending_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* a query that failed inside a subtransaction leaves its parts behind */
+/*
+ * A subtransaction that aborts takes the parts that fired in it (their
+ * rows left the table with it); one that commits hands them to its parent.
+ */
 static void
 pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						 SubTransactionId parentSubid, void *arg)
 {
-	ListCell   *lc;
+	ListCell   *lc,
+			   *lc2;
 
-	if (event != SUBXACT_EVENT_ABORT_SUB)
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
 		return;
 	foreach(lc, pending_changes)
 	{
 		PendingChange *pc = (PendingChange *) lfirst(lc);
 
-		if (pc->subxact == mySubid)
+		foreach(lc2, pc->parts)
+		{
+			PendingPart *part = (PendingPart *) lfirst(lc2);
+
+			if (part->subxact != mySubid)
+				continue;
+			if (event == SUBXACT_EVENT_COMMIT_SUB)
+				part->subxact = parentSubid;
+			else
+				pc->parts = foreach_delete_current(pc->parts, lc2);
+		}
+		if (pc->parts == NIL)
 		{
 			pending_changes = foreach_delete_current(pending_changes, lc);
 			MemoryContextDelete(pc->memory);

@@ -96,6 +96,29 @@ INSERT INTO results SELECT * FROM pg_temp.check('merge with a nested insert');
 DROP TRIGGER a_echo ON sf;
 DROP FUNCTION sf_echo();
 
+-- and one whose nested insert is undone by its exception block: the
+-- undone rows must not reach the models
+CREATE FUNCTION sf_try() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF pg_trigger_depth() = 1 THEN
+		BEGIN
+			INSERT INTO sf (id, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target)
+			SELECT id + 30000, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target FROM tried;
+			RAISE EXCEPTION 'undone';
+		EXCEPTION WHEN raise_exception THEN NULL;
+		END;
+	END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER a_try AFTER INSERT ON sf REFERENCING NEW TABLE AS tried
+	FOR EACH STATEMENT EXECUTE FUNCTION sf_try();
+INSERT INTO sf (id, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target)
+SELECT id + 40000, id % 5, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target FROM diabetes WHERE id <= 20;
+SELECT count(*) AS undone_rows FROM sf WHERE id > 30000 AND id < 40000;
+INSERT INTO results SELECT * FROM pg_temp.check('insert with an undone nested insert');
+DROP TRIGGER a_try ON sf;
+DROP FUNCTION sf_try();
+
 -- an UPDATE of no model column changes no model, and spends nothing
 SELECT spent AS spent_before FROM unlearn.models WHERE model = 'sf_exact' \gset
 UPDATE sf SET grp = 1 WHERE grp = 2;
