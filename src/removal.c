@@ -507,18 +507,6 @@ removal_init(void)
 							 &unlearn_reanchor, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
-/* the number of rows of m's table now */
-static int64
-source_rows(UnlearnModel *m)
-{
-	bool		isnull;
-
-	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", relation_qualified_name(m->source)),
-					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not count the rows of model \"%s\"", m->name);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
 /* too few rows to fit p weights: release nothing, keep nothing */
 static void
 rest_model(UnlearnModel *m, int64 rows)
@@ -541,7 +529,7 @@ rest_model(UnlearnModel *m, int64 rows)
 void
 retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 {
-	int64		rows = source_rows(m);
+	int64		rows = relation_row_count(relation_qualified_name(m->source));
 
 	if (rows < m->p)
 	{

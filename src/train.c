@@ -180,6 +180,18 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 	pfree(rank);
 }
 
+/* the number of rows of a relation (a qualified name) */
+int64
+relation_row_count(const char *relation)
+{
+	bool		isnull;
+
+	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", relation), false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not count the rows of %s", relation);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
 /*
  * Read the model's rows from a relation (a table, or a transition table)
  * into a row-major matrix of raw features (unmapped; see map_design).
@@ -187,22 +199,15 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 void
 load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discover)
 {
-	StringInfoData q;
 	Portal		portal;
 	int64		expected;
 	int64		i = 0;
-	int			ret;
 	double	   *raw = NULL;
 	bool		isnull;
 	LabelSet   *labels = NULL;
 
 	memset(dm, 0, sizeof(*dm));
-	initStringInfo(&q);
-	appendStringInfo(&q, "SELECT count(*) FROM %s", relation);
-	ret = SPI_execute(q.data, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute failed: %d", ret);
-	expected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	expected = relation_row_count(relation);
 	if (expected == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

@@ -220,6 +220,7 @@ extern void decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, dou
 						   char **label, double *label_value);
 
 /* train.c */
+extern int64 relation_row_count(const char *relation);
 extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 						bool discover_classes);
 extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
