@@ -84,8 +84,8 @@ design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 typedef struct LabelSet
 {
 	int			n;
-	char	   *text[UNLEARN_MAX_CLASSES + 1];
-	double		value[UNLEARN_MAX_CLASSES + 1];
+	char	   *text[UNLEARN_MAX_CLASSES];
+	double		value[UNLEARN_MAX_CLASSES];
 } LabelSet;
 
 static const LabelSet *sorting_labels;
@@ -103,7 +103,13 @@ compare_labels(const void *a, const void *b)
 		double		x = sorting_labels->value[i],
 					y = sorting_labels->value[j];
 
-		if (x != y)
+		/* a NaN label (of a float column) sorts last, as in float8 order */
+		if (isnan(x) || isnan(y))
+		{
+			if (isnan(x) != isnan(y))
+				return isnan(x) ? 1 : -1;
+		}
+		else if (x != y)
 			return x < y ? -1 : 1;
 	}
 	return strcmp(sorting_labels->text[i], sorting_labels->text[j]);
@@ -149,7 +155,10 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 	for (k = 0; k < set->n; k++)
 		order[k] = k;
 	sorting_labels = set;
-	sorting_numeric = !isnan(set->value[0]);
+	/* text labels have no value (NaN); numeric ones have, but NaN itself */
+	sorting_numeric = false;
+	for (k = 0; k < set->n; k++)
+		sorting_numeric |= !isnan(set->value[k]);
 	qsort(order, set->n, sizeof(int), compare_labels);
 	m->nlabels = set->n;
 	m->classes = palloc(sizeof(char *) * set->n);

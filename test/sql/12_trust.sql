@@ -87,6 +87,11 @@ CREATE TABLE tr_float (id int, x1 float8, x2 float8, y float8);
 INSERT INTO tr_float SELECT i, i % 7, i % 5, CASE WHEN i % 3 = 0 THEN 0.1 ELSE 1e-7 END FROM generate_series(1, 60) i;
 SELECT model FROM unlearn_train('tr_float', 'tr_float', 'y', '{x1,x2}', sigma => 100);
 SELECT classes FROM unlearn.models WHERE model = 'tr_float';
+-- a NaN label of a float column is a class of its own, sorted last
+CREATE TABLE tr_nan AS SELECT i AS id, (i % 7)::float8 AS x1,
+	CASE i % 3 WHEN 0 THEN 'NaN'::float8 WHEN 1 THEN 0.1 ELSE 1e-7 END AS y FROM generate_series(1, 60) i;
+SELECT model FROM unlearn_train('tr_nan', 'tr_nan', 'y', '{x1}', sigma => 100);
+SELECT classes FROM unlearn.models WHERE model = 'tr_nan';
 SET extra_float_digits = -15;
 DELETE FROM tr_float WHERE id <= 5;
 INSERT INTO tr_float VALUES (100, 1, 1, 1e-7);
@@ -154,7 +159,7 @@ WHERE model = 'tr_victim_model';
 RESET unlearn.state_cache;
 
 SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'tr\_%' ORDER BY model;
-DROP TABLE tr_secret, tr_own, tr_enum, tr_dates, tr_float, tr_tmp;
+DROP TABLE tr_secret, tr_own, tr_enum, tr_dates, tr_float, tr_nan, tr_tmp;
 DROP CAST (tr_mood AS text);
 DROP FUNCTION tr_evil(tr_mood);
 DROP TYPE tr_mood;
