@@ -548,6 +548,15 @@ model_from_result(UnlearnModel *m)
 		m->coef = palloc0(sizeof(double) * m->nclasses * m->p);
 }
 
+static void
+report_missing_model(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("model \"%s\" does not exist", name),
+			 errhint("See SELECT model FROM unlearn.models for the models there are.")));
+}
+
 UnlearnModel *
 catalog_load_model(const char *name, bool with_state, bool for_update, bool missing_ok)
 {
@@ -567,10 +576,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	{
 		if (missing_ok)
 			return NULL;
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name),
-				 errhint("See SELECT model FROM unlearn.models for the models there are.")));
+		report_missing_model(name);
 	}
 
 	m = palloc0(sizeof(UnlearnModel));
@@ -584,10 +590,12 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 /*
  * Who owns a model and what it is trained on, without reading (or
  * checking) the rest of its definition: enough to drop or replace a model
- * whose stored definition is corrupt.  Returns false if it does not exist.
+ * whose stored definition is corrupt.  Returns false if it does not exist
+ * (and missing_ok).
  */
 bool
-catalog_model_identity(const char *name, bool for_update, Oid *owner, Oid *source)
+catalog_model_identity(const char *name, bool for_update, bool missing_ok, Oid *owner,
+					   Oid *source)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
@@ -600,7 +608,11 @@ catalog_model_identity(const char *name, bool for_update, Oid *owner, Oid *sourc
 							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read model \"%s\"", name);
 	if (SPI_processed == 0)
+	{
+		if (!missing_ok)
+			report_missing_model(name);
 		return false;
+	}
 	*owner = DatumGetObjectId(getcol(1, &isnull));
 	*source = DatumGetObjectId(getcol(2, &isnull));
 	return true;

@@ -191,7 +191,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	/* tables first, then the model row (see lock_source) */
 	old = palloc0(sizeof(UnlearnModel));
 	old->name = m->name;
-	if (!catalog_model_identity(m->name, false, &old->owner, &old->source))
+	if (!catalog_model_identity(m->name, false, true, &old->owner, &old->source))
 		old = NULL;
 	if (old != NULL && !replace)
 		ereport(ERROR,
@@ -209,7 +209,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 		Oid			owner,
 					source;
 
-		if (!catalog_model_identity(m->name, true, &owner, &source) || source != old->source)
+		if (!catalog_model_identity(m->name, true, true, &owner, &source) || source != old->source)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("model \"%s\" changed while it was being replaced", m->name),
@@ -271,17 +271,10 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	/* owner and source only: a model with a corrupt definition can be dropped */
 	m = palloc0(sizeof(UnlearnModel));
 	m->name = name;
-	if (!catalog_model_identity(name, false, &m->owner, &m->source))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name),
-				 errhint("See SELECT model FROM unlearn.models for the models there are.")));
+	catalog_model_identity(name, false, false, &m->owner, &m->source);
 	check_model_dropper(m, ctx.caller);
 	lock_source(m->source);
-	if (!catalog_model_identity(name, true, &m->owner, &m->source))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name)));
+	catalog_model_identity(name, true, false, &m->owner, &m->source);
 	catalog_delete_model(name);
 	catalog_detach_triggers_if_unused(m->source);
 	catalog_ledger(m, "drop", 0, 0, 0.0, false);

@@ -249,7 +249,8 @@ typedef struct ModelRef
 extern List *catalog_models_of_relation(Oid relid);
 extern void catalog_load_state(UnlearnModel *m, bool for_update);
 extern void catalog_lock_model(const char *name);
-extern bool catalog_model_identity(const char *name, bool for_update, Oid *owner, Oid *source);
+extern bool catalog_model_identity(const char *name, bool for_update, bool missing_ok,
+								   Oid *owner, Oid *source);
 extern void catalog_quarantine_model(const char *name);
 extern const char *model_status_name(ModelStatus status);
 extern void corrupt_model(UnlearnModel *m, const char *what) pg_attribute_noreturn();
