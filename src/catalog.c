@@ -33,7 +33,12 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+/* stored names of the enums, indexed by their values */
+static const char *const loss_names[] = {"logistic", "squared"};
 static const char *const bound_names[] = {"guo", "taylor", "exact"};
+static const char *const status_names[] = {"ready", "too few rows", "suspended"};
+static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retrain_on_exhausted */
+static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
 
 static void write_state(UnlearnModel *m, bool full);
 
@@ -459,6 +464,20 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->gram = MODEL_HAS_GRAM(m) ? matrices + packed * m->nclasses : NULL;
 }
 
+/* the index of a stored text among names, or XX001 */
+static int
+stored_choice(UnlearnModel *m, Datum d, const char *const *names, int n, const char *what)
+{
+	char	   *s = TextDatumGetCString(d);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	corrupt_model(m, psprintf("unknown %s", what));
+	return -1;					/* keep compiler quiet */
+}
+
 /*
  * A model's definition from the current SPI row of MODEL_COLUMNS, checked
  * against itself: nothing stored is trusted (only the extension writes the
@@ -471,7 +490,6 @@ model_from_result(UnlearnModel *m)
 	Datum		d[29];
 	int			i;
 	int			n;
-	char	   *s;
 	ArrayType  *types;
 
 	for (i = 1; i <= 29; i++)
@@ -491,10 +509,7 @@ model_from_result(UnlearnModel *m)
 		corrupt_model(m, "column_types does not match the feature list");
 	m->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
 	memcpy(m->column_types, ARR_DATA_PTR(types), sizeof(Oid) * (m->nfeatures + 1));
-	s = TextDatumGetCString(d[7]);
-	if (strcmp(s, "squared") != 0 && strcmp(s, "logistic") != 0)
-		corrupt_model(m, "unknown loss");
-	m->loss = strcmp(s, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
+	m->loss = (UnlearnLoss) stored_choice(m, d[7], loss_names, lengthof(loss_names), "loss");
 	if (!isnull[8])
 		m->classes = strings_from_array(d[8], &m->nlabels, m);
 	if (m->loss == LOSS_SQUARED ? m->classes != NULL :
@@ -527,15 +542,11 @@ model_from_result(UnlearnModel *m)
 		!(m->delta > 0 && m->delta < 1) || !(isfinite(m->budget) && m->budget >= 0) ||
 		!(isfinite(m->spent) && m->spent >= 0))
 		corrupt_model(m, "a parameter is out of range");
-	s = TextDatumGetCString(d[24]);
-	m->bound = strcmp(s, "guo") == 0 ? BOUND_GUO : strcmp(s, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
-	s = TextDatumGetCString(d[25]);
-	m->retrain_on_exhausted = strcmp(s, "retrain") == 0;
-	s = TextDatumGetCString(d[26]);
-	m->per_row_steps = strcmp(s, "row") == 0;
-	s = TextDatumGetCString(d[28]);
-	m->status = strcmp(s, "ready") == 0 ? MODEL_READY :
-		strcmp(s, "suspended") == 0 ? MODEL_SUSPENDED : MODEL_TOO_FEW_ROWS;
+	m->bound = (UnlearnBound) stored_choice(m, d[24], bound_names, lengthof(bound_names), "bound");
+	m->retrain_on_exhausted = stored_choice(m, d[25], exhausted_names, lengthof(exhausted_names),
+											"on_exhausted") == 1;
+	m->per_row_steps = stored_choice(m, d[26], steps_names, lengthof(steps_names), "steps") == 1;
+	m->status = (ModelStatus) stored_choice(m, d[28], status_names, lengthof(status_names), "state");
 	if (m->status == MODEL_READY)
 	{
 		if (isnull[27])
@@ -686,22 +697,7 @@ catalog_models_of_relation(Oid relid)
 const char *
 model_status_name(ModelStatus status)
 {
-	switch (status)
-	{
-		case MODEL_READY:
-			return "ready";
-		case MODEL_TOO_FEW_ROWS:
-			return "too few rows";
-		case MODEL_SUSPENDED:
-			return "suspended";
-	}
-	return "ready";
-}
-
-static const char *
-steps_name(UnlearnModel *m)
-{
-	return m->per_row_steps ? "row" : "statement";
+	return status_names[status];
 }
 
 void
@@ -731,7 +727,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[5] = BoolGetDatum(m->feature_array);
 	v[6] = PointerGetDatum(construct_array(typedatums, m->nfeatures + 1, OIDOID,
 										   sizeof(Oid), true, TYPALIGN_INT));
-	v[7] = CStringGetTextDatum(m->loss == LOSS_SQUARED ? "squared" : "logistic");
+	v[7] = CStringGetTextDatum(loss_names[m->loss]);
 	if (m->classes)
 		v[8] = text_array(m->classes, m->nlabels);
 	else
@@ -755,8 +751,8 @@ catalog_insert_model(UnlearnModel *m)
 	v[22] = Float8GetDatum(m->budget);
 	v[23] = Float8GetDatum(m->spent);
 	v[24] = CStringGetTextDatum(bound_names[m->bound]);
-	v[25] = CStringGetTextDatum(m->retrain_on_exhausted ? "retrain" : "suspend");
-	v[26] = CStringGetTextDatum(steps_name(m));
+	v[25] = CStringGetTextDatum(exhausted_names[m->retrain_on_exhausted ? 1 : 0]);
+	v[26] = CStringGetTextDatum(steps_names[m->per_row_steps ? 1 : 0]);
 	v[27] = coef_array(m->coef, m->nclasses, m->p);
 	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
 
