@@ -313,6 +313,19 @@ def banner(title):
     sys.stdout.flush()
 
 
+def preamble(conn, title):
+    """Create the extension, print the banner and what the numbers below
+    were measured on (machine, build, server, settings); returns the
+    extension's version."""
+    version = ensure_extension(conn)
+    banner(title)
+    print("unlearn", version, "|", machine_info())
+    print("build:", build_info())
+    print("server:", one(conn, "SELECT version()"))
+    print("settings:", server_settings(conn))
+    return version
+
+
 def build_info():
     """The repository commit and the installed library, since the extension
     under test is whatever `make install` put in pkglibdir last."""

@@ -495,13 +495,8 @@ def main():
 
     lib0 = C.library_mtime()
     conn = C.connect()
-    version = C.ensure_extension(conn)
-    C.banner("removal: certified removal costs (d = 784, 12,000 rows, lambda %g, sigma %g, "
-             "epsilon %g, delta %g)" % (LAMBDA, SIGMA, EPSILON, DELTA))
-    print("unlearn", version, "|", C.machine_info())
-    print("build:", C.build_info())
-    print("server:", C.one(conn, "SELECT version()"))
-    print("settings:", C.server_settings(conn))
+    C.preamble(conn, "removal: certified removal costs (d = 784, 12,000 rows, lambda %g, sigma %g, "
+               "epsilon %g, delta %g)" % (LAMBDA, SIGMA, EPSILON, DELTA))
     print("budget: analytic %.4f, classic %.4f" % (
         C.one(conn, "SELECT unlearn_budget(%s, %s, %s)", (SIGMA, EPSILON, DELTA)),
         SIGMA * EPSILON / math.sqrt(2 * math.log(1.5 / DELTA))))

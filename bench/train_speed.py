@@ -103,12 +103,7 @@ def main():
 
     lib0 = C.library_mtime()
     conn = C.connect()
-    version = C.ensure_extension(conn)
-    C.banner("train_speed: unlearn_train vs scikit-learn lbfgs (T-shirt vs Shirt)")
-    print("unlearn", version, "|", C.machine_info())
-    print("build:", C.build_info())
-    print("server:", C.one(conn, "SELECT version()"))
-    print("settings:", C.server_settings(conn))
+    C.preamble(conn, "train_speed: unlearn_train vs scikit-learn lbfgs (T-shirt vs Shirt)")
     print("lambda = %g, sigma = 0, Lambda = lambda * n; times are medians, wall clock" % args.lam)
 
     summary, memrows, others = [], [], []

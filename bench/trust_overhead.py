@@ -86,11 +86,8 @@ def main():
 
     lib0 = C.library_mtime()
     main_conn = C.connect()
-    version = C.ensure_extension(main_conn)
-    C.banner("trust_overhead: single-row DELETE, this build vs the previous release vs no model")
-    print("unlearn", version, "|", C.machine_info())
-    print("build:", C.build_info())
-    print("settings:", C.server_settings(main_conn))
+    C.preamble(main_conn, "trust_overhead: single-row DELETE, this build vs the previous release "
+               "vs no model")
     prev = prev_connection(main_conn)
 
     sides = []                      # (label, connection, table, ids)
