@@ -55,23 +55,17 @@ chol_factor_packed(double *ap, int p)
 }
 
 /*
- * Vector operands of level-2 calls are copied to VECTOR_ALIGN-aligned
- * scratch first: OpenBLAS's generic kernels (used on CPUs it does not
- * recognise) change their summation order with an operand's 16-byte
- * alignment, and palloc gives no such alignment, so the same call on the
- * same values could round differently in two backends.  Packed matrices
- * are aligned by their allocator (state_cache.c).  The copy is O(p)
- * beside the O(p^2) call.
+ * Vector operands of level-2 calls are copied to BLAS_ALIGN-aligned
+ * scratch first (see unlearn.h); packed matrices are aligned by their
+ * allocator (state_cache.c).  The copy is O(p) beside the O(p^2) call.
  */
-#define VECTOR_ALIGN 64
-
 static double *
 aligned_copy(const double *v, int n, void **base)
 {
 	double	   *a;
 
-	*base = palloc(sizeof(double) * Max(n, 1) + VECTOR_ALIGN);
-	a = (double *) TYPEALIGN(VECTOR_ALIGN, *base);
+	*base = palloc(sizeof(double) * Max(n, 1) + BLAS_ALIGN);
+	a = (double *) TYPEALIGN(BLAS_ALIGN, *base);
 	if (v != NULL)
 		memcpy(a, v, sizeof(double) * n);
 	return a;
@@ -185,11 +179,8 @@ packed_max_eigenvalue_bound(const double *ap, int p)
 }
 
 /*
- * x'y summed in a fixed order, whatever the operands' alignment.  The
- * removal path uses it instead of DDOT: OpenBLAS's generic DDOT kernel
- * changes its summation order with the 16-byte alignment of an operand,
- * and palloc gives no such alignment, so the same step on the same values
- * could round differently in two backends.
+ * x'y summed in a fixed order, whatever the operands' alignment (see
+ * BLAS_ALIGN): removal and prediction use it instead of DDOT.
  */
 double
 vec_dot(const double *x, const double *y, int n)

@@ -68,22 +68,18 @@ static Size cached_bytes = 0;
 int			unlearn_state_cache_kb = 65536;
 
 /*
- * Matrices live in TopMemoryContext, aligned to MATRIX_ALIGN bytes, with
- * room in front for the start of the allocation and a bytea header, so
- * that catalog.c can pass any prefix of them to SQL without a copy.  The
- * fixed alignment makes every BLAS call see its operands at the same
- * offsets in every buffer: OpenBLAS's generic kernels round differently
- * for operands that differ in 16-byte alignment, and a cached and a read
- * copy of one state must give bit-identical results.
+ * Matrices live in TopMemoryContext, aligned to BLAS_ALIGN bytes (so a
+ * cached and a read copy of one state give bit-identical results, see
+ * unlearn.h), with room in front for the start of the allocation and a
+ * bytea header, so that catalog.c can pass any prefix of them to SQL
+ * without a copy.
  */
-#define MATRIX_ALIGN 64
-
 static double *
 alloc_matrices(Size n)
 {
 	char	   *base = MemoryContextAllocHuge(TopMemoryContext,
-											  sizeof(double) * n + 2 * MATRIX_ALIGN);
-	char	   *aligned = (char *) TYPEALIGN(MATRIX_ALIGN, base + sizeof(char *) + VARHDRSZ);
+											  sizeof(double) * n + 2 * BLAS_ALIGN);
+	char	   *aligned = (char *) TYPEALIGN(BLAS_ALIGN, base + sizeof(char *) + VARHDRSZ);
 
 	memcpy(aligned - VARHDRSZ - sizeof(char *), &base, sizeof(char *));
 	return (double *) aligned;

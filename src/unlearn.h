@@ -73,6 +73,14 @@ typedef enum ModelStatus
 	MODEL_SUSPENDED
 } ModelStatus;
 
+/*
+ * Alignment of every operand handed to OpenBLAS: its generic kernels (on
+ * CPUs it does not recognise) change their summation order with an
+ * operand's 16-byte alignment, and palloc gives none, so two backends could
+ * round the same call differently (linalg.c, state_cache.c).
+ */
+#define BLAS_ALIGN 64
+
 #define UNLEARN_MAX_CLASSES 1000
 #define UNLEARN_MAX_DIMS 100000
 
