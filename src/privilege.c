@@ -30,7 +30,10 @@
  *		retrain needs the model's owner and, again, the rights of training;
  *		verify and residual need the model's owner;
  *		drop needs the model's owner or the table's owner, so no model
- *		owner can stand between a table owner and erasure.
+ *		owner can stand between a table owner and erasure;
+ *		a change of the table reaches a model only while its owner may
+ *		still read those columns (model_owner_may_read), since the owner
+ *		reads the factor every row moves; otherwise the model is suspended.
  *
  *-------------------------------------------------------------------------
  */
@@ -118,13 +121,39 @@ check_model_dropper(UnlearnModel *m, Oid caller)
 }
 
 /*
+ * May role read every row of m's columns in relid: SELECT on each model
+ * column (or the table), and no row-level security that applies to it?
+ */
+static bool
+may_read_columns(UnlearnModel *m, Oid relid, Oid role, const char **column)
+{
+	int			i;
+
+	*column = NULL;
+	for (i = 0; i <= m->nfeatures; i++)
+	{
+		const char *col = i < m->nfeatures ? m->features[i] : m->label;
+		AttrNumber	attnum = get_attnum(relid, col);
+
+		if (attnum == InvalidAttrNumber ||
+			(pg_attribute_aclcheck(relid, attnum, role, ACL_SELECT) != ACLCHECK_OK &&
+			 pg_class_aclcheck(relid, role, ACL_SELECT) != ACLCHECK_OK))
+		{
+			*column = col;
+			return false;
+		}
+	}
+	return check_enable_rls(relid, role, true) != RLS_ENABLED;
+}
+
+/*
  * The caller may train m on relid: SELECT on every model column, TRIGGER
  * on the table, and no row-level security that hides rows from it.
  */
 void
 check_can_train(UnlearnModel *m, Oid relid, Oid caller)
 {
-	int			i;
+	const char *column;
 
 	if (pg_class_aclcheck(relid, caller, ACL_TRIGGER) != ACLCHECK_OK)
 		ereport(ERROR,
@@ -132,25 +161,32 @@ check_can_train(UnlearnModel *m, Oid relid, Oid caller)
 				 errmsg("permission denied to train a model on table \"%s\"", get_rel_name(relid)),
 				 errdetail("Training attaches triggers to the table, which needs the TRIGGER privilege."),
 				 errhint("Ask the table's owner to GRANT TRIGGER on it, or to train the model.")));
-	for (i = 0; i <= m->nfeatures; i++)
-	{
-		const char *col = i < m->nfeatures ? m->features[i] : m->label;
-		AttrNumber	attnum = get_attnum(relid, col);
-
-		if (attnum == InvalidAttrNumber ||
-			(pg_attribute_aclcheck(relid, attnum, caller, ACL_SELECT) != ACLCHECK_OK &&
-			 pg_class_aclcheck(relid, caller, ACL_SELECT) != ACLCHECK_OK))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied for column \"%s\" of table \"%s\"",
-							col, get_rel_name(relid)),
-					 errhint("Training reads the label and every feature column.")));
-	}
-	if (check_enable_rls(relid, caller, true) == RLS_ENABLED)
+	if (may_read_columns(m, relid, caller, &column))
+		return;
+	if (column != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("cannot train a model on table \"%s\": row-level security applies to you",
-						get_rel_name(relid)),
-				 errdetail("A model reflects every row of its table, including rows the policies hide from you."),
-				 errhint("Ask the table's owner, or a role with BYPASSRLS, to train the model.")));
+				 errmsg("permission denied for column \"%s\" of table \"%s\"",
+						column, get_rel_name(relid)),
+				 errhint("Training reads the label and every feature column.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("cannot train a model on table \"%s\": row-level security applies to you",
+					get_rel_name(relid)),
+			 errdetail("A model reflects every row of its table, including rows the policies hide from you."),
+			 errhint("Ask the table's owner, or a role with BYPASSRLS, to train the model.")));
+}
+
+/*
+ * May m's owner still see the rows a change brings to m?  Its factor
+ * moves by each added and removed row, and the owner reads its factor: an
+ * owner who lost SELECT (or came under row-level security) since training
+ * must not learn rows through it.
+ */
+bool
+model_owner_may_read(UnlearnModel *m)
+{
+	const char *column;
+
+	return may_read_columns(m, m->source, m->owner, &column);
 }

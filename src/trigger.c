@@ -634,6 +634,19 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 
 		if (m == NULL)
 			continue;
+		if (m->status != MODEL_SUSPENDED && !model_owner_may_read(m))
+		{
+			/*
+			 * Its owner reads the factor that these rows would move: the
+			 * model keeps no state from here on and only counts rows.
+			 */
+			ereport(WARNING,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
+							m->name, get_rel_name(m->source)),
+					 errhint("The table's owner can drop it with unlearn_drop('%s').", m->name)));
+			catalog_quarantine_model(m->name);
+		}
 		if (td->tg_oldtable != NULL)
 			removed = read_transition(m, td->tg_oldtable, td->tg_relation);
 		if (td->tg_newtable != NULL)

@@ -287,6 +287,7 @@ extern void leave_extension_context(ExtensionContext *ctx);
 extern void check_model_owner(UnlearnModel *m, Oid caller);
 extern void check_model_dropper(UnlearnModel *m, Oid caller);
 extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
+extern bool model_owner_may_read(UnlearnModel *m);
 
 /* removal.c */
 typedef struct RowBatch

@@ -81,6 +81,19 @@ REVOKE TRIGGER ON tr_secret FROM tr_attacker;
 SET ROLE tr_attacker;
 SELECT unlearn_retrain('tr_lease');
 RESET ROLE;
+-- and a model whose owner lost SELECT stops moving with new rows: the
+-- owner reads its factor, which every row would move
+REVOKE SELECT ON tr_secret FROM tr_attacker;
+SET ROLE tr_victim;
+\set VERBOSITY terse
+INSERT INTO tr_secret VALUES (1001, 3.3, 4.4, 1);
+\set VERBOSITY default
+RESET ROLE;
+SET ROLE tr_attacker;
+SELECT m.state, m.rows = 198 AS counts_rows, count(s.model) AS state_rows
+FROM unlearn.models m LEFT JOIN unlearn.model_state s USING (model)
+WHERE m.model = 'tr_lease' GROUP BY m.state, m.rows;
+RESET ROLE;
 
 -- 10. session settings do not change what a label or a target is
 CREATE TABLE tr_float (id int, x1 float8, x2 float8, y float8);
