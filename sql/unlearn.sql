@@ -10,6 +10,11 @@
 CREATE SCHEMA unlearn;
 GRANT USAGE ON SCHEMA unlearn TO PUBLIC;
 
+-- The removal matrices live in shared memory set aside at start-up.
+CREATE FUNCTION unlearn._require_preload() RETURNS void
+AS 'MODULE_PATHNAME', 'unlearn_require_preload' LANGUAGE C;
+SELECT unlearn._require_preload();
+
 ------------------------------------------------------------------------
 -- Catalog
 ------------------------------------------------------------------------
@@ -43,7 +48,7 @@ CREATE TABLE unlearn.models (
 	bound		text NOT NULL CHECK (bound IN ('guo', 'taylor', 'exact')),
 	on_exhausted text NOT NULL CHECK (on_exhausted IN ('retrain', 'suspend')),
 	state		text NOT NULL DEFAULT 'ready' CHECK (state IN ('ready', 'too few rows', 'suspended')),
-	partitions	oid[] NOT NULL DEFAULT '{}',
+	partitions	regclass[] NOT NULL DEFAULT '{}',
 	steps		text NOT NULL CHECK (steps IN ('row', 'statement')),
 	coef		float8[],
 	trained_at	timestamptz NOT NULL,
@@ -62,9 +67,11 @@ COMMENT ON COLUMN unlearn.models.state IS 'ready: coef is released and certified
 COMMENT ON COLUMN unlearn.models.partitions IS 'the partitions of the table when its models were last (re)trained: a change retrains them';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
--- Secret and data-derived state: noise b, anchor w0, and (in
--- unlearn.model_blocks) the packed Cholesky factors of H and the packed Gram
--- matrix K'.  Only the model owner (and superusers) can see or change a row.
+-- Secret and data-derived state: noise b, anchor w0, the spent budget and
+-- Hessian weight sum per class.  Only the model owner (and superusers) can
+-- see a row.  The matrices built from the rows (the Cholesky factors of H
+-- and K') are in shared memory only (src/state_store.c), tagged with the
+-- version of this row that was written with them.
 CREATE TABLE unlearn.model_state (
 	model		text PRIMARY KEY REFERENCES unlearn.models ON DELETE CASCADE ON UPDATE CASCADE,
 	owner		regrole NOT NULL DEFAULT current_user::regrole,
@@ -72,31 +79,11 @@ CREATE TABLE unlearn.model_state (
 	anchor		bytea NOT NULL,
 	gram_bound	float8 NOT NULL,
 	class_spent float8[] NOT NULL,
-	weight_sum	float8[] NOT NULL,
-	checksum	bigint NOT NULL DEFAULT 0
+	weight_sum	float8[] NOT NULL
 );
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
-COMMENT ON COLUMN unlearn.model_state.checksum IS 'checksum of the matrix blocks written with this version, checked when they are read back';
 COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class';
-
--- The O(K p^2) matrices, the Cholesky factors of H (class by class) then K',
--- as one array of float8 cut into blocks that fit inline (STORAGE PLAIN,
--- two versions per page so that rewrites are HOT updates): rewriting them
--- once per statement costs several times less than a TOASTed value.  The
--- table is UNLOGGED: the matrices are a function of the rows, the anchor
--- w0 and Lambda, so after a crash (which empties the table) the next
--- change retrains the model instead; and WAL never carries a version of
--- them that still contains a deleted row.
-CREATE UNLOGGED TABLE unlearn.model_blocks (
-	model		text NOT NULL REFERENCES unlearn.model_state ON DELETE CASCADE ON UPDATE CASCADE,
-	owner		regrole NOT NULL DEFAULT current_user::regrole,
-	block		integer NOT NULL,
-	data		bytea NOT NULL,
-	PRIMARY KEY (model, block)
-) WITH (fillfactor = 50);
-ALTER TABLE unlearn.model_blocks ALTER COLUMN data SET STORAGE PLAIN;
-COMMENT ON TABLE unlearn.model_blocks IS 'owner-only removal state: packed Cholesky factors of H and packed Gram matrix K'', in blocks';
 
 CREATE TABLE unlearn.ledger (
 	id			bigserial PRIMARY KEY,
@@ -120,15 +107,16 @@ COMMENT ON TABLE unlearn.ledger IS 'one row per statement and model: what was re
 -- Other roles may only read: the public catalog and the ledger, and the
 -- secret state of the models they own (row-level security).
 ALTER TABLE unlearn.model_state ENABLE ROW LEVEL SECURITY;
-ALTER TABLE unlearn.model_blocks ENABLE ROW LEVEL SECURITY;
 CREATE POLICY state_owner ON unlearn.model_state FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
-CREATE POLICY blocks_owner ON unlearn.model_blocks FOR SELECT
-	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 
-REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.model_blocks, unlearn.ledger FROM PUBLIC;
+REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger FROM PUBLIC;
 REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq FROM PUBLIC;
-GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.model_blocks, unlearn.ledger TO PUBLIC;
+GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger TO PUBLIC;
+
+CREATE FUNCTION unlearn._resident(model text) RETURNS boolean
+AS 'MODULE_PATHNAME', 'unlearn_resident' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION unlearn._resident(text) IS 'whether the removal matrices of a model are in shared memory at its current version';
 
 CREATE VIEW unlearn.status AS
 SELECT m.model, m.source, m.loss,
@@ -138,15 +126,21 @@ SELECT m.model, m.source, m.loss,
 	   greatest(m.budget - m.spent, 0) AS remaining,
 	   CASE WHEN m.budget > 0 THEN round((100 * m.spent / m.budget)::numeric, 2) END AS pct_spent,
 	   m.bound, m.on_exhausted, m.steps, m.state,
-	   m.trained_at, m.updated_at
+	   m.trained_at, m.updated_at,
+	   m.state = 'ready' AND unlearn._resident(m.model) AS resident
 FROM unlearn.models m;
 GRANT SELECT ON unlearn.status TO PUBLIC;
-COMMENT ON VIEW unlearn.status IS 'one line per model: rows, removals, budget left';
+COMMENT ON VIEW unlearn.status IS 'one line per model: rows, removals, budget left, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
 
-SELECT pg_catalog.pg_extension_config_dump('unlearn.models', '');
-SELECT pg_catalog.pg_extension_config_dump('unlearn.model_state', '');
-SELECT pg_catalog.pg_extension_config_dump('unlearn.model_blocks', '');
+-- pg_dump saves the catalog with the tables.  A role dumps the models it
+-- may act for (all of them for a superuser), so that a dump holds each
+-- model with its state; the ledger and its sequence go whole.
+SELECT pg_catalog.pg_extension_config_dump('unlearn.models',
+	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.model_state',
+	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger', '');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger_id_seq', '');
 
 ------------------------------------------------------------------------
 -- Private C functions
@@ -253,7 +247,22 @@ CREATE FUNCTION unlearn_residual(model text) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_residual' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_residual(text) IS 'exact gradient residual vector of the released model on the current rows (owner only)';
 
+CREATE FUNCTION unlearn_runtime(
+	OUT blas_core text, OUT blas_fallback boolean, OUT blas_threads integer, OUT blas_config text,
+	OUT state_store boolean, OUT state_memory bigint, OUT resident_models bigint,
+	OUT hits bigint, OUT misses bigint, OUT evictions bigint)
+AS 'MODULE_PATHNAME', 'unlearn_runtime' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION unlearn_runtime() IS 'the OpenBLAS core (and whether it is a generic fallback on a CPU with AVX2), its threads for training, and the shared memory of the removal matrices with its use since start-up';
+
+CREATE FUNCTION unlearn_evict(model text) RETURNS boolean
+AS 'MODULE_PATHNAME', 'unlearn_evict' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION unlearn_evict(text) IS 'free the removal matrices of a model from shared memory now (owner only); its next change rebuilds them with one pass over its table';
+
 CREATE FUNCTION unlearn_budget(sigma float8, epsilon float8 DEFAULT 1, delta float8 DEFAULT 1e-4)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_budget' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn_budget(float8, float8, float8) IS 'residual budget epsilon prime of Gaussian noise sigma at (epsilon, delta), analytic Gaussian mechanism';
+
+CREATE FUNCTION unlearn._matrices_digest(model text) RETURNS text
+AS 'MODULE_PATHNAME', 'unlearn_matrices_digest' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION unlearn._matrices_digest(text) IS 'a 64-bit hash of the resident removal matrices of a model (owner only), NULL if not resident; for tests';

@@ -9,8 +9,9 @@
  * these tables.  Every statement is schema-qualified and parameterised.
  * Row-level security (sql/unlearn.sql) lets other roles read the state
  * rows of their own models only.  Every load checks what it reads against
- * the model's definition (corrupt_model, SQLSTATE XX001), and the matrix
- * blocks against the checksum written with them.
+ * the model's definition (corrupt_model, SQLSTATE XX001).  The matrices
+ * live in shared memory (state_store.c), staged here under the version of
+ * the state row written with them.
  *
  *-------------------------------------------------------------------------
  */
@@ -134,7 +135,6 @@ text_array(char **v, int n)
 void
 corrupt_model(UnlearnModel *m, const char *what)
 {
-	state_cache_forget(m->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("stored state of model \"%s\" is corrupt: %s", m->name, what),
@@ -196,15 +196,6 @@ getcol(int col, bool *isnull)
 	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
 }
 
-/* doubles per row of unlearn.model_blocks: 3760 bytes, two versions a page */
-#define BLOCK_DOUBLES 470
-#define BLOCK_BYTES_SQL 3760
-StaticAssertDecl(BLOCK_BYTES_SQL == BLOCK_DOUBLES * sizeof(double), "block size in SQL");
-/* block number expr of the bytea $2 holding the matrices (see matrix_prefix) */
-#define BLOCK_SLICE_SQL(block) \
-	"substr($2, (" block " - 1) * " CppAsString2(BLOCK_BYTES_SQL) " + 1, " \
-	CppAsString2(BLOCK_BYTES_SQL) ")"
-
 /* the factors, then K' if the bound needs it */
 static Size
 matrix_doubles(UnlearnModel *m)
@@ -212,55 +203,19 @@ matrix_doubles(UnlearnModel *m)
 	return PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
 }
 
-/* Oid of unlearn.model_blocks and its current relfilenode */
-static Oid
-blocks_relation(Oid *file)
-{
-	Oid			relid = get_relname_relid("model_blocks", get_namespace_oid("unlearn", false));
-	Relation	rel;
-
-	if (!OidIsValid(relid))
-		elog(ERROR, "unlearn.model_blocks does not exist");
-	rel = table_open(relid, AccessShareLock);
-	*file = rel->rd_node.relNode;
-	table_close(rel, NoLock);
-	return relid;
-}
-
 /* the identity of a state version: its model_state row version (xmin, ctid) */
 static void
-state_version_from_result(UnlearnModel *m, int xmin_col, int ctid_col)
+state_version_from_result(StateVersion *version, int xmin_col, int ctid_col)
 {
 	bool		isnull;
 
-	m->version.xmin = DatumGetTransactionId(getcol(xmin_col, &isnull));
-	m->version.ctid = *((ItemPointer) DatumGetPointer(getcol(ctid_col, &isnull)));
-	blocks_relation(&m->version.blocks_file);
-}
-
-/* record the tids of block rows from (block, ctid) result columns */
-static void
-block_tids_from_result(UnlearnModel *m, int block_col, int ctid_col)
-{
-	uint64		i;
-	bool		isnull;
-
-	for (i = 0; i < SPI_processed; i++)
-	{
-		int			block = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-														block_col, &isnull));
-		ItemPointer tid = (ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[i],
-																	  SPI_tuptable->tupdesc,
-																	  ctid_col, &isnull));
-
-		if (block >= 1 && block <= m->nblock_tids)
-			m->block_tids[block - 1] = *tid;
-	}
+	version->xmin = DatumGetTransactionId(getcol(xmin_col, &isnull));
+	version->ctid = *((ItemPointer) DatumGetPointer(getcol(ctid_col, &isnull)));
 }
 
 /*
- * Point m->factor and m->gram into one statement buffer of the cache's
- * layout (state_cache.c), copying them there if they are elsewhere.
+ * Point m->factor and m->gram into a state_store buffer of m (factors,
+ * then K'), copying them there if they are elsewhere (after training).
  */
 static void
 gather_matrices(UnlearnModel *m)
@@ -271,7 +226,7 @@ gather_matrices(UnlearnModel *m)
 	if (m->state_buffer != NULL && m->factor == m->state_buffer &&
 		(!MODEL_HAS_GRAM(m) || m->gram == m->state_buffer + packed * m->nclasses))
 		return;
-	buffer = state_cache_buffer(matrix_doubles(m));
+	buffer = state_store_buffer(m->name, matrix_doubles(m));
 	memcpy(buffer, m->factor, sizeof(double) * packed * m->nclasses);
 	if (MODEL_HAS_GRAM(m))
 		memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
@@ -280,70 +235,10 @@ gather_matrices(UnlearnModel *m)
 }
 
 /*
- * The checksum of a state's matrices, stored with the version that wrote
- * them and checked whenever they are read back from unlearn.model_blocks:
- * four interleaved lanes of a 64-bit multiply-xor hash over the raw
- * words, combined at the end.  It guards against damage, not against a
- * superuser who rewrites both (only superusers can write the catalog).
- * O(K p^2) per write, about a tenth of the cost of writing the blocks.
+ * The logged part of m's removal state (noise, anchor, per-class spent and
+ * C, the bound on lambda_max(K')) and its version.  The matrices come from
+ * the state store (catalog_checkout_matrices).
  */
-static int64
-matrices_checksum(const double *matrices, Size n)
-{
-	const uint64 prime = UINT64CONST(0x100000001b3);
-	uint64		lane[4] = {UINT64CONST(0xcbf29ce484222325), UINT64CONST(0x84222325cbf29ce4),
-	UINT64CONST(0x9e3779b97f4a7c15), UINT64CONST(0xc2b2ae3d27d4eb4f)};
-	uint64		h;
-	Size		i;
-
-	for (i = 0; i + 4 <= n; i += 4)
-	{
-		uint64		w[4];
-
-		memcpy(w, matrices + i, sizeof(w));
-		lane[0] = (lane[0] ^ w[0]) * prime;
-		lane[1] = (lane[1] ^ w[1]) * prime;
-		lane[2] = (lane[2] ^ w[2]) * prime;
-		lane[3] = (lane[3] ^ w[3]) * prime;
-	}
-	for (; i < n; i++)
-	{
-		uint64		w;
-
-		memcpy(&w, matrices + i, sizeof(w));
-		lane[i & 3] = (lane[i & 3] ^ w) * prime;
-	}
-	h = n;
-	for (i = 0; i < 4; i++)
-		h = (h ^ lane[i] ^ (lane[i] >> 29)) * UINT64CONST(0xbf58476d1ce4e5b9);
-	return (int64) h;
-}
-
-/*
- * The factors must have a positive finite diagonal and finite entries,
- * and K' finite entries; O(K p^2), paid only when the blocks are read
- * from the table (a cached version was checked when it was read or was
- * computed by this backend).
- */
-static bool
-matrices_valid(UnlearnModel *m, const double *matrices)
-{
-	Size		packed = PACKED_SIZE(m->p);
-	Size		total = matrix_doubles(m);
-	Size		i;
-	int			k,
-				j;
-
-	for (i = 0; i < total; i++)
-		if (!isfinite(matrices[i]))
-			return false;
-	for (k = 0; k < m->nclasses; k++)
-		for (j = 0; j < m->p; j++)
-			if (!(matrices[packed * k + packed_column(m->p, j)] > 0))
-				return false;
-	return true;
-}
-
 void
 catalog_load_state(UnlearnModel *m, bool for_update)
 {
@@ -351,29 +246,19 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	Datum		args[1];
 	int			ret;
 	bool		isnull;
-	Size		packed = PACKED_SIZE(m->p);
-	Size		total = matrix_doubles(m);
-	Size		filled = 0;
-	double	   *matrices;
-	uint64		i;
 	int			n;
-	const char *bad = NULL;
-	int64		checksum;
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, checksum "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
 								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, checksum "
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
 								"FROM unlearn.model_state WHERE model = $1",
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for the removal state of model \"%s\"", m->name),
-				 errhint("Only the owner of the model can read its noise, Hessian and Gram matrix.")));
+		corrupt_model(m, "a ready model has no removal state");
 	m->noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, m);
 	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, m);
 	m->gram_bound = DatumGetFloat8(getcol(3, &isnull));
@@ -385,83 +270,40 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
 	if (n != m->nclasses)
 		corrupt_model(m, "weight_sum has the wrong length");
-	checksum = DatumGetInt64(getcol(8, &isnull));
-	state_version_from_result(m, 5, 6);
+	state_version_from_result(&m->version, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
+	m->factor = m->gram = m->state_buffer = NULL;
+}
 
-	/* the factors then K': from this backend's cache, or block by block */
-	matrices = state_cache_fetch(m->name, &m->version, total, &m->block_tids, &m->nblock_tids);
-	if (matrices == NULL)
-	{
-		ret = SPI_execute_with_args("SELECT data, block, ctid FROM unlearn.model_blocks "
-									"WHERE model = $1 ORDER BY block",
-									1, argtypes, args, NULL, false, 0);
-		if (ret != SPI_OK_SELECT)
-			elog(ERROR, "SPI_execute_with_args failed: %d", ret);
-		if (SPI_processed == 0)
-		{
-			/* unlogged blocks lost in a crash: removal.c retrains */
-			m->factor = m->gram = m->state_buffer = NULL;
-			return;
-		}
-		matrices = state_cache_buffer(total);
-		for (i = 0; i < SPI_processed && bad == NULL; i++)
-		{
-			bytea	   *b = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			Size		bytes = VARSIZE_ANY_EXHDR(b);
-			Size		len = bytes / sizeof(double);
-			int			block = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+/*
+ * A private copy of m's matrices at the version just loaded, or NULL
+ * factor and gram if that version is not resident: removal.c rebuilds.
+ */
+void
+catalog_checkout_matrices(UnlearnModel *m)
+{
+	double	   *matrices = state_store_checkout(m->name, &m->version, matrix_doubles(m));
 
-			/* blocks 1..n in order, each full but the last */
-			if (block != (int) i + 1 || bytes % sizeof(double) != 0 ||
-				filled + len > total || (len != BLOCK_DOUBLES && filled + len != total))
-				bad = "the matrix blocks do not fit the model's dimensions";
-			else
-			{
-				memcpy(matrices + filled, VARDATA_ANY(b), len * sizeof(double));
-				filled += len;
-			}
-		}
-		if (bad == NULL && filled != total)
-			bad = "the matrix blocks do not fit the model's dimensions";
-		if (bad == NULL && matrices_checksum(matrices, total) != checksum)
-			bad = "the matrix blocks do not match their checksum";
-		if (bad == NULL && !matrices_valid(m, matrices))
-			bad = "the Hessian factor is not a valid Cholesky factor";
-		if (bad != NULL)
-		{
-			if (!for_update)
-				corrupt_model(m, bad);
-			/* a change must go through: removal.c retrains, as after a crash */
-			ereport(WARNING,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("stored state of model \"%s\" is corrupt: %s", m->name, bad),
-					 errdetail("The model is retrained on its table's rows.")));
-			SPI_freetuptable(SPI_tuptable);
-			m->factor = m->gram = m->state_buffer = NULL;
-			return;
-		}
-		m->nblock_tids = (int) SPI_processed;
-		m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
-		block_tids_from_result(m, 2, 3);
-		SPI_freetuptable(SPI_tuptable);
-		/*
-		 * The version as read becomes an (immutable) cache entry; the
-		 * statement works on a copy of it.  Not cached (cache off or too
-		 * small): the buffer stays the statement's own.
-		 */
-		state_cache_store(m->name, &m->version, matrices, total, m->block_tids, m->nblock_tids);
-		{
-			ItemPointerData *tids;
-			int			ntids;
-			double	   *copy = state_cache_fetch(m->name, &m->version, total, &tids, &ntids);
-
-			if (copy != NULL)
-				matrices = copy;
-		}
-	}
 	m->state_buffer = m->factor = matrices;
-	m->gram = MODEL_HAS_GRAM(m) ? matrices + packed * m->nclasses : NULL;
+	m->gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?
+		matrices + PACKED_SIZE(m->p) * m->nclasses : NULL;
+}
+
+/* the version of name's state row (as the extension: no row security) */
+bool
+catalog_state_version(const char *name, StateVersion *version)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT xmin, ctid FROM unlearn.model_state WHERE model = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the state of model \"%s\"", name);
+	if (SPI_processed != 1)
+		return false;
+	state_version_from_result(version, 1, 2);
+	return true;
 }
 
 /* the index of a stored text among names, or XX001 */
@@ -640,7 +482,7 @@ catalog_quarantine_model(const char *name)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 
-	state_cache_forget(name);
+	state_store_forget(name);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("UPDATE unlearn.models SET state = 'suspended', coef = NULL, "
 							  "updated_at = pg_catalog.clock_timestamp() WHERE model = $1",
@@ -768,167 +610,17 @@ catalog_insert_model(UnlearnModel *m)
 }
 
 /*
- * The first `doubles` values of the state buffer (factors then K') as one
- * bytea, without a copy: the buffer keeps VARHDRSZ spare bytes in front
- * (state_cache.c).  Block b (1-based) is bytes (b - 1) * BLOCK_BYTES + 1
- * onwards of it.
- */
-#define BLOCK_BYTES (BLOCK_DOUBLES * sizeof(double))
-
-static Datum
-matrix_prefix(UnlearnModel *m, Size doubles)
-{
-	bytea	   *b = (bytea *) ((char *) m->state_buffer - VARHDRSZ);
-
-	SET_VARSIZE(b, VARHDRSZ + doubles * sizeof(double));
-	return PointerGetDatum(b);
-}
-
-static int
-blocks_of(Size doubles)
-{
-	return (int) ((doubles + BLOCK_DOUBLES - 1) / BLOCK_DOUBLES);
-}
-
-/* Replace all block rows of m: after a (re)training, or if rows are missing. */
-static void
-rewrite_all_blocks(UnlearnModel *m)
-{
-	Oid			types[3] = {TEXTOID, BYTEAOID, INT4OID};
-	Datum		v[3];
-	int			ret;
-
-	v[0] = CStringGetTextDatum(m->name);
-	v[1] = matrix_prefix(m, matrix_doubles(m));
-	v[2] = Int32GetDatum(blocks_of(matrix_doubles(m)));
-	ret = SPI_execute_with_args("DELETE FROM unlearn.model_blocks WHERE model = $1",
-								1, types, v, NULL, false, 0);
-	if (ret != SPI_OK_DELETE)
-		elog(ERROR, "could not write model state: %d", ret);
-	ret = SPI_execute_with_args("INSERT INTO unlearn.model_blocks (model, owner, block, data) "
-								"SELECT $1, s.owner, b, " BLOCK_SLICE_SQL("b") " "
-								"FROM unlearn.model_state s, pg_catalog.generate_series(1, $3) AS b "
-								"WHERE s.model = $1 RETURNING block, ctid",
-								3, types, v, NULL, false, 0);
-	if (ret != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not write model state: %d", ret);
-	m->nblock_tids = DatumGetInt32(v[2]);
-	m->block_tids = palloc(sizeof(ItemPointerData) * m->nblock_tids);
-	block_tids_from_result(m, 1, 2);
-	SPI_freetuptable(SPI_tuptable);
-}
-
-/*
- * Rewrite blocks 1..nblocks in place, straight through the heap: for a
- * single-row removal the executor's per-row work (index scan, RLS, the
- * projection) costs several times the copy itself.  The tids come from
- * the read or the last write of this state version (state_cache.c, keyed
- * by the file of the blocks table; the lock blocks_relation took at load
- * keeps VACUUM FULL and CLUSTER from moving them since), and
- * each old row is checked to be this model's block before it is replaced;
- * the update itself fails rather than overwrite a row changed by anybody
- * else (the model_state row lock keeps other writers out anyway).  Rows
- * are updated as by UPDATE: HOT when the page has room, else with an
- * index entry.  The caller runs in the extension's context, which owns
- * these rows.  Returns false, having
- * changed nothing, if the tids are unknown or stale.
- */
-static bool
-update_blocks_direct(UnlearnModel *m, int nblocks)
-{
-	Oid			file;
-	Oid			relid;
-	Relation	rel;
-	TupleDesc	desc;
-	CatalogIndexState indexes;
-	bytea	   *data = palloc(VARHDRSZ + BLOCK_BYTES);
-	Size		total = matrix_doubles(m);
-	int			b;
-
-	if (m->block_tids == NULL || m->nblock_tids < nblocks)
-		return false;
-	relid = blocks_relation(&file);
-	rel = table_open(relid, RowExclusiveLock);
-	desc = RelationGetDescr(rel);
-	if (desc->natts != 4)
-		elog(ERROR, "unexpected definition of unlearn.model_blocks");
-
-	/* check every row first, so that a failure changes nothing */
-	for (b = 0; b < nblocks; b++)
-	{
-		HeapTupleData old;
-		Buffer		buffer;
-		Datum		values[4];
-		bool		nulls[4];
-		bool		ours;
-
-		old.t_self = m->block_tids[b];
-		if (!heap_fetch(rel, SnapshotAny, &old, &buffer, false))
-		{
-			table_close(rel, RowExclusiveLock);
-			return false;
-		}
-		heap_deform_tuple(&old, desc, values, nulls);
-		ours = !nulls[0] && !nulls[2] && DatumGetInt32(values[2]) == b + 1 &&
-			strcmp(TextDatumGetCString(values[0]), m->name) == 0;
-		/* as an index scan would: make room for a HOT update */
-		heap_page_prune_opt(rel, buffer);
-		ReleaseBuffer(buffer);
-		if (!ours)
-		{
-			table_close(rel, RowExclusiveLock);
-			return false;
-		}
-	}
-
-	indexes = CatalogOpenIndexes(rel);
-	for (b = 0; b < nblocks; b++)
-	{
-		HeapTupleData old;
-		Buffer		buffer;
-		Datum		values[4];
-		bool		nulls[4];
-		HeapTuple	tuple;
-		Size		from = (Size) b * BLOCK_DOUBLES;
-		Size		len = Min(BLOCK_DOUBLES, total - from);
-
-		old.t_self = m->block_tids[b];
-		if (!heap_fetch(rel, SnapshotAny, &old, &buffer, false))
-			elog(ERROR, "block %d of model \"%s\" vanished", b + 1, m->name);
-		heap_deform_tuple(&old, desc, values, nulls);
-		SET_VARSIZE(data, VARHDRSZ + len * sizeof(double));
-		memcpy(VARDATA(data), m->state_buffer + from, len * sizeof(double));
-		values[3] = PointerGetDatum(data);
-		tuple = heap_form_tuple(desc, values, nulls);
-		ReleaseBuffer(buffer);
-		CatalogTupleUpdateWithInfo(rel, &old.t_self, tuple, indexes);
-		m->block_tids[b] = tuple->t_self;
-		heap_freetuple(tuple);
-	}
-	CatalogCloseIndexes(indexes);
-	table_close(rel, RowExclusiveLock);
-	pfree(data);
-	return true;
-}
-
-/*
- * Write the state and remember its version in the cache.  noise and
+ * Write the logged state and stage the matrices under the new version of
+ * the state row (state_store.c publishes them at commit).  noise and
  * anchor are rewritten only after a (re)training or re-anchoring, so a
- * removal leaves their TOAST values in place.  The matrix blocks are
- * rewritten in place (HOT updates), and only the factors' blocks when K'
- * (kept for the guo bound only) did not change.
+ * removal leaves their TOAST values in place.
  */
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[8] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
-	INT8OID};
-	Oid			btypes[3] = {TEXTOID, BYTEAOID, INT4OID};
-	Datum		v[8];
-	Datum		bv[3];
+	Oid			types[7] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID};
+	Datum		v[7];
 	int			ret;
-	Size		total = matrix_doubles(m);
-	Size		changed;
 
 	gather_matrices(m);
 	v[0] = CStringGetTextDatum(m->name);
@@ -940,62 +632,28 @@ write_state(UnlearnModel *m, bool full)
 	v[5] = (full || m->anchor_changed) ?
 		bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p) : (Datum) 0;
 	v[6] = ObjectIdGetDatum(m->owner);
-	v[7] = Int64GetDatum(matrices_checksum(m->state_buffer, total));
 	if (full)
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner, checksum) "
-									"VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner) "
+									"VALUES ($1, $2, $3, $4, $5, $6, $7) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, noise = $5, anchor = $6, owner = $7, checksum = $8 "
+									"weight_sum = $4, noise = $5, anchor = $6, owner = $7 "
 									"RETURNING xmin, ctid",
-									8, types, v, NULL, false, 0);
+									7, types, v, NULL, false, 0);
 	else if (m->anchor_changed)
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, anchor = $6, checksum = $8 WHERE model = $1 "
+									"weight_sum = $4, anchor = $6 WHERE model = $1 "
 									"RETURNING xmin, ctid",
-									8, types, v, "    n   ", false, 0);
+									6, types, v, "    n ", false, 0);
 	else
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, checksum = $8 WHERE model = $1 RETURNING xmin, ctid",
-									8, types, v, "    nn  ", false, 0);
+									"weight_sum = $4 WHERE model = $1 RETURNING xmin, ctid",
+									4, types, v, NULL, false, 0);
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
-	state_version_from_result(m, 1, 2);
+	state_version_from_result(&m->version, 1, 2);
 	SPI_freetuptable(SPI_tuptable);
-
-	if (full)
-		rewrite_all_blocks(m);
-	else
-	{
-		/* whole blocks: the last factor block also holds the start of K' */
-		changed = m->gram_changed ? total :
-			Min((Size) blocks_of(PACKED_SIZE(m->p) * m->nclasses) * BLOCK_DOUBLES, total);
-		if (!update_blocks_direct(m, blocks_of(changed)))
-		{
-			bv[0] = v[0];
-			bv[1] = matrix_prefix(m, changed);
-			bv[2] = Int32GetDatum(blocks_of(changed));
-			ret = SPI_execute_with_args("UPDATE unlearn.model_blocks "
-										"SET data = " BLOCK_SLICE_SQL("block") " WHERE model = $1 AND block <= $3 "
-										"RETURNING block, ctid",
-										3, btypes, bv, NULL, false, 0);
-			if (ret != SPI_OK_UPDATE_RETURNING)
-				elog(ERROR, "could not update model state of \"%s\"", m->name);
-			if (SPI_processed == (uint64) DatumGetInt32(bv[2]) &&
-				m->block_tids != NULL && m->nblock_tids == blocks_of(total))
-			{
-				block_tids_from_result(m, 1, 2);
-				SPI_freetuptable(SPI_tuptable);
-			}
-			else
-			{
-				/* rows gone (by hand: a crash would have emptied this cache too) */
-				SPI_freetuptable(SPI_tuptable);
-				rewrite_all_blocks(m);
-			}
-		}
-	}
-	state_cache_store(m->name, &m->version, m->state_buffer, total, m->block_tids, m->nblock_tids);
+	state_store_stage(m->name, m->state_buffer, &m->version);
 }
 
 /* m->retrained_now makes write_state rewrite noise and anchor too */
@@ -1038,7 +696,7 @@ catalog_update_model(UnlearnModel *m)
 	else
 	{
 		/* nothing released, nothing kept: the state goes with its rows */
-		state_cache_forget(m->name);
+		state_store_forget(m->name);
 		ret = SPI_execute_with_args("DELETE FROM unlearn.model_state WHERE model = $1",
 									1, types, v, NULL, false, 0);
 		if (ret != SPI_OK_DELETE)
@@ -1053,7 +711,7 @@ catalog_delete_model(const char *name)
 	Datum		args[1];
 	int			ret;
 
-	state_cache_forget(name);
+	state_store_forget(name);
 	args[0] = CStringGetTextDatum(name);
 	ret = SPI_execute_with_args("DELETE FROM unlearn.models WHERE model = $1",
 								1, argtypes, args, NULL, false, 0);
@@ -1206,7 +864,7 @@ catalog_set_partitions(Oid relid)
 
 	v[0] = ObjectIdGetDatum(relid);
 	v[1] = partition_set(relid, &n);
-	if (SPI_execute_with_args("UPDATE unlearn.models SET partitions = $2 WHERE source = $1",
+	if (SPI_execute_with_args("UPDATE unlearn.models SET partitions = $2::pg_catalog.regclass[] WHERE source = $1",
 							  2, types, v, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the partitions of %s", relation_qualified_name(relid));
 }

@@ -34,6 +34,13 @@ linalg_init(void)
 	openblas_set_num_threads(1);
 }
 
+/* the threads training and re-anchoring use */
+int
+linalg_threads(void)
+{
+	return blas_threads;
+}
+
 void
 linalg_parallel(bool on)
 {

@@ -620,6 +620,26 @@ reanchor_model(UnlearnModel *m)
 }
 
 /*
+ * The matrices of the version this statement starts from are not resident
+ * (first change after a start-up, a crash, a failover, a restore or an
+ * eviction; state_store.c): rebuild them by re-anchoring at the current w.
+ * w, b and beta's inputs are in logged tables, so this never needs fresh
+ * noise.  Returns false if H is not positive definite at w.
+ */
+static bool
+rebuild_matrices(UnlearnModel *m)
+{
+	Size		total = PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
+
+	m->state_buffer = m->factor = state_store_buffer(m->name, total);
+	m->gram = MODEL_HAS_GRAM(m) ? m->factor + PACKED_SIZE(m->p) * m->nclasses : NULL;
+	if (!reanchor_model(m))
+		return false;
+	m->rebuilt_now = true;
+	return true;
+}
+
+/*
  * The statement would take beta past eps'.  First re-anchor, which
  * replaces beta by the measured residual; if that still does not fit, or
  * cannot be done, the model is exhausted: retrain (Algorithm 2) or fail,
@@ -694,13 +714,9 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		return 0.0;
 	}
 
-	if (m->factor == NULL)
+	if (m->factor == NULL && !rebuild_matrices(m))
 	{
-		/*
-		 * The unlogged matrices were lost (crash, or a promoted standby):
-		 * retraining on the current rows is always a valid removal.
-		 */
-		retrain_now(m, "Its Hessian factor and Gram matrix were lost in a crash; they live in an unlogged table.");
+		retrain_now(m, "Its Hessian is not positive definite at the current weights.");
 		return 0.0;
 	}
 	init_step_cache(m, &cache);

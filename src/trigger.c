@@ -459,11 +459,15 @@ maintain_model(ModelRows *rows, const char *operation)
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
+	if (m->status == MODEL_READY)
+		catalog_checkout_matrices(m);
 	map_batch(m, rows->removed);
 	map_batch(m, rows->added);
 	bound = apply_row_changes(m, rows->removed, rows->added);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
+	if (m->rebuilt_now)
+		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
 	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
 		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
@@ -906,7 +910,10 @@ sync_partition_sets(void)
 	ListCell   *lc;
 	uint64		i;
 
-	if (SPI_execute("SELECT DISTINCT m.source::pg_catalog.oid, m.partitions FROM unlearn.models m "
+	/* as a set: a restore maps the stored names to new oids, in another order */
+	if (SPI_execute("SELECT DISTINCT m.source::pg_catalog.oid, "
+					"ARRAY(SELECT p::pg_catalog.oid FROM pg_catalog.unnest(m.partitions) p ORDER BY 1) "
+					"FROM unlearn.models m "
 					"JOIN pg_catalog.pg_class c ON c.oid = m.source WHERE c.relkind = 'p'",
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the partitioned sources");
@@ -989,7 +996,7 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	{
 		char	   *model = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 
-		state_cache_forget(model);
+		state_store_forget(model);
 		ereport(NOTICE, (errmsg("dropped model \"%s\" with its table", model)));
 	}
 	if (!unlearn_changing_triggers)

@@ -32,8 +32,9 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	state_store_init();
 	linalg_init();
-	state_cache_init();
+	runtime_check_blas();
 	removal_init();
 	trigger_init();
 }
@@ -126,6 +127,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	int			i;
 	ExtensionContext ctx;
 
+	state_store_require();
 	for (i = 0; i < PG_NARGS(); i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
@@ -239,6 +241,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	UnlearnModel *m;
 	ExtensionContext ctx;
 
+	state_store_require();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);

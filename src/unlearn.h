@@ -77,7 +77,7 @@ typedef enum ModelStatus
  * Alignment of every operand handed to OpenBLAS: its generic kernels (on
  * CPUs it does not recognise) change their summation order with an
  * operand's 16-byte alignment, and palloc gives none, so two backends could
- * round the same call differently (linalg.c, state_cache.c).
+ * round the same call differently (linalg.c, state_store.c).
  */
 #define BLAS_ALIGN 64
 
@@ -95,15 +95,13 @@ typedef struct DesignMatrix
 } DesignMatrix;
 
 /*
- * Identity of a version of a model's secret state (state_cache.c): the
- * model_state row version written with its blocks, and the file of
- * unlearn.model_blocks (which VACUUM FULL or CLUSTER would change).
+ * Identity of a version of a model's removal matrices (state_store.c):
+ * the version of its unlearn.model_state row written with them.
  */
 typedef struct StateVersion
 {
 	TransactionId xmin;
 	ItemPointerData ctid;
-	Oid			blocks_file;
 } StateVersion;
 
 /*
@@ -158,10 +156,9 @@ typedef struct UnlearnModel
 	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
 	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
 	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
-	double	   *state_buffer;	/* factor and gram in one state_cache buffer */
+	bool		rebuilt_now;	/* matrices rebuilt in this call (not resident) */
+	double	   *state_buffer;	/* factor and gram in one state_store buffer */
 	StateVersion version;		/* of the state loaded or written last */
-	ItemPointerData *block_tids;	/* where its blocks are, or NULL */
-	int			nblock_tids;
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
@@ -182,6 +179,7 @@ packed_column(int p, int j)
 /* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
 extern void linalg_init(void);
 extern void linalg_parallel(bool on);
+extern int	linalg_threads(void);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
 extern void packed_lower_transpose_product(const double *lp, int p, double *v);
@@ -256,6 +254,8 @@ typedef struct ModelRef
 } ModelRef;
 extern List *catalog_models_of_relation(Oid relid);
 extern void catalog_load_state(UnlearnModel *m, bool for_update);
+extern void catalog_checkout_matrices(UnlearnModel *m);
+extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_model_identity(const char *name, bool for_update, bool missing_ok,
 								   Oid *owner, Oid *source);
@@ -302,15 +302,24 @@ extern void removal_init(void);
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 
-/* state_cache.c */
-extern int	unlearn_state_cache_kb;
-extern void state_cache_init(void);
-extern double *state_cache_buffer(Size n);
-extern double *state_cache_fetch(const char *model, const StateVersion *version, Size n,
-								 ItemPointerData **tids, int *ntids);
-extern void state_cache_store(const char *model, const StateVersion *version,
-							  double *matrices, Size n, const ItemPointerData *tids, int ntids);
-extern void state_cache_forget(const char *model);
+/* state_store.c */
+extern int	unlearn_state_memory_mb;
+extern void state_store_init(void);
+extern bool state_store_available(void);
+extern void state_store_require(void);
+extern double *state_store_checkout(const char *model, const StateVersion *version, Size n);
+extern double *state_store_buffer(const char *model, Size n);
+extern void state_store_stage(const char *model, const double *matrices,
+							  const StateVersion *version);
+extern void state_store_forget(const char *model);
+extern bool state_store_resident(const char *model, const StateVersion *version);
+extern bool state_store_evict(const char *model);
+extern char *state_store_digest(const char *model, const StateVersion *version);
+extern void state_store_counters(int64 *size, int64 *entries, int64 *hits, int64 *misses,
+								 int64 *evictions);
+
+/* runtime.c */
+extern void runtime_check_blas(void);
 
 /* verify.c */
 extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out);

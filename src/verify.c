@@ -124,11 +124,6 @@ load_owned_model(text *name, Oid caller)
 						m->name, model_status_name(m->status)),
 				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->name)));
 	catalog_load_state(m, false);
-	if (m->factor == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the removal state of model \"%s\" was lost in a crash", m->name),
-				 errhint("Its next change retrains it, or run unlearn_retrain('%s').", m->name)));
 	return m;
 }
 

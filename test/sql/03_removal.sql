@@ -1,5 +1,6 @@
 -- DELETE, INSERT, UPDATE and TRUNCATE keep models in step, inside the
--- transaction.
+-- transaction.  ROLLBACK leaves the stored model and its resident
+-- matrices (shared memory) as they were, bit for bit.
 \set SHOW_CONTEXT never
 CREATE TABLE rm AS SELECT id, is_one, pixels FROM ones_sevens;
 ALTER TABLE rm ADD PRIMARY KEY (id);
@@ -7,8 +8,7 @@ ALTER TABLE rm ADD COLUMN note text;
 SELECT model, rows FROM unlearn_train('rm', 'rm', 'is_one', '{pixels}', lambda => 1e-2, sigma => 2);
 
 CREATE FUNCTION pg_temp.fingerprint(m text) RETURNS text LANGUAGE sql AS $$
-	SELECT md5(row(mo.*)::text || row(s.*)::text
-			   || (SELECT string_agg(b.data::text, ',' ORDER BY b.block) FROM unlearn.model_blocks b WHERE b.model = m))
+	SELECT md5(row(mo.*)::text || row(s.*)::text) || coalesce(unlearn._matrices_digest(m), 'not resident')
 	FROM unlearn.models mo JOIN unlearn.model_state s USING (model) WHERE mo.model = m
 $$;
 SELECT pg_temp.fingerprint('rm') AS before \gset

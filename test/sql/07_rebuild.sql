@@ -1,0 +1,54 @@
+-- The removal matrices live in shared memory only.  A model whose matrices
+-- are not resident at the version of its state row (after a restart, a
+-- crash, a restore or an eviction) rebuilds them on its next change with
+-- one re-anchoring pass at its current w: w and b stay, spent becomes the
+-- measured residual, and nothing is retrained.
+\set SHOW_CONTEXT never
+SELECT state_store, state_memory >= 8 * 1024 * 1024 AS has_memory FROM unlearn_runtime();
+CREATE TABLE lost AS SELECT * FROM ones_sevens;
+SELECT model FROM unlearn_train('lost', 'lost', 'is_one', '{pixels}', lambda => 1e-2, sigma => 2);
+SELECT resident FROM unlearn.status WHERE model = 'lost';
+SELECT unlearn_evict('lost') AS evicted, unlearn_evict('lost') AS again;
+SELECT resident FROM unlearn.status WHERE model = 'lost';
+SELECT coef AS coef_before, (SELECT noise FROM unlearn.model_state WHERE model = 'lost') AS noise_before
+FROM unlearn.models WHERE model = 'lost' \gset
+
+-- prediction and verification need no matrices
+SELECT unlearn_predict('lost', (SELECT pixels FROM lost ORDER BY id LIMIT 1)) > 0.5 AS predicts;
+SELECT certified FROM unlearn_verify('lost');
+
+-- the next change rebuilds them, then applies its rows
+DELETE FROM lost WHERE id = (SELECT min(id) FROM lost);
+SELECT s.retrains, m.reanchors, s.removed, s.rows = (SELECT count(*) FROM lost) AS in_step, s.resident
+FROM unlearn.status s JOIN unlearn.models m USING (model) WHERE model = 'lost';
+SELECT operation, rows_removed, reanchored, retrained FROM unlearn.ledger WHERE model = 'lost' ORDER BY id;
+SELECT (SELECT noise FROM unlearn.model_state WHERE model = 'lost') = :'noise_before' AS same_noise,
+	   coef <> :'coef_before' AS moved_by_the_delete,
+	   spent <= budget AS within_budget
+FROM unlearn.models WHERE model = 'lost';
+SELECT certified FROM unlearn_verify('lost');
+
+-- a rebuild inside a rolled-back transaction publishes nothing
+SELECT unlearn_evict('lost');
+BEGIN;
+DELETE FROM lost WHERE id = (SELECT min(id) FROM lost);
+SELECT resident FROM unlearn.status WHERE model = 'lost';
+ROLLBACK;
+SELECT s.resident, m.reanchors FROM unlearn.status s JOIN unlearn.models m USING (model) WHERE model = 'lost';
+
+-- removals go on as usual afterwards
+DELETE FROM lost WHERE id = (SELECT min(id) FROM lost);
+DELETE FROM lost WHERE id = (SELECT min(id) FROM lost);
+SELECT s.retrains, m.reanchors, s.removed, s.resident FROM unlearn.status s JOIN unlearn.models m USING (model) WHERE model = 'lost';
+SELECT certified FROM unlearn_verify('lost');
+
+-- only the owner may evict or read the digest of the matrices
+CREATE ROLE lost_other;
+SET ROLE lost_other;
+SELECT unlearn_evict('lost');
+SELECT unlearn._matrices_digest('lost');
+RESET ROLE;
+DROP ROLE lost_other;
+SELECT unlearn_evict('no_such_model');
+SELECT unlearn_drop('lost');
+DROP TABLE lost;
