@@ -24,6 +24,8 @@ SELECT pg_catalog.pg_extension_config_dump('unlearn.models',
 SELECT pg_catalog.pg_extension_config_dump('unlearn.model_state',
 	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger_id_seq', '');
+-- readable so that a non-superuser's pg_dump can save it (the ledger is public)
+GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq TO PUBLIC;
 
 CREATE FUNCTION unlearn._resident(model text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_resident' LANGUAGE C STABLE STRICT;

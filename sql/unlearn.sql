@@ -113,6 +113,8 @@ CREATE POLICY state_owner ON unlearn.model_state FOR SELECT
 REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger FROM PUBLIC;
 REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq FROM PUBLIC;
 GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger TO PUBLIC;
+-- readable so that a non-superuser's pg_dump can save it (the ledger is public)
+GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq TO PUBLIC;
 
 CREATE FUNCTION unlearn._resident(model text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_resident' LANGUAGE C STABLE STRICT;

@@ -719,6 +719,11 @@ state_store_counters(int64 *size, int64 *entries, int64 *hits, int64 *misses,
 void
 state_store_init(void)
 {
+	RegisterXactCallback(store_xact_callback, NULL);
+	RegisterSubXactCallback(store_subxact_callback, NULL);
+	/* a PGC_POSTMASTER setting can only be defined at start-up */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	DefineCustomIntVariable("unlearn.state_memory",
 							"Shared memory for the removal matrices of the models.",
 							"The Hessian factors (and K' for the guo bound) of recently changed models; "
@@ -726,10 +731,6 @@ state_store_init(void)
 							"them with one pass over its table on its next change.",
 							&unlearn_state_memory_mb, 128, 8, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
-	RegisterXactCallback(store_xact_callback, NULL);
-	RegisterSubXactCallback(store_subxact_callback, NULL);
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = store_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

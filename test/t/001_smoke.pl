@@ -1,6 +1,7 @@
 # Smoke test: a fresh cluster can load the extension, and the analytic
 # Gaussian mechanism gives the expected residual budget for sigma = 1 at
-# (epsilon, delta) = (1, 1e-4): epsilon' = 0.3139...
+# (epsilon, delta) = (1, 1e-4): epsilon' = 0.3139...  Without
+# shared_preload_libraries, CREATE EXTENSION refuses with a hint.
 use strict;
 use warnings;
 
@@ -10,6 +11,7 @@ use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('smoke');
 $node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
 $node->start;
 
 $node->safe_psql('postgres', 'CREATE EXTENSION unlearn');
@@ -21,4 +23,14 @@ cmp_ok($budget, '>', 0.31, 'unlearn_budget(1) > 0.31');
 cmp_ok($budget, '<', 0.32, 'unlearn_budget(1) < 0.32');
 
 $node->stop;
+
+# without shared_preload_libraries the extension refuses to install
+my $bare = PostgreSQL::Test::Cluster->new('bare');
+$bare->init;
+$bare->start;
+my ($ret, $out, $err) = $bare->psql('postgres', 'CREATE EXTENSION unlearn');
+isnt($ret, 0, 'CREATE EXTENSION fails without shared_preload_libraries');
+like($err, qr/unlearn must be loaded via shared_preload_libraries/, 'it says why');
+like($err, qr/HINT:  Add unlearn to shared_preload_libraries/, 'and how to fix it');
+$bare->stop;
 done_testing();

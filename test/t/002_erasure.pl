@@ -1,7 +1,7 @@
 # GDPR erasure hygiene: after a DELETE commits and VACUUM runs, no
 # extension table (nor its TOAST table) keeps a version of the model state
 # that still contains the deleted row, and the ledger records counts and
-# bounds only.  Uses pg_dirtyread (Debian postgresql-15-dirtyread) to read
+# bounds only.  (The removal matrices are in no table: shared memory.)  Uses pg_dirtyread (Debian postgresql-15-dirtyread) to read
 # dead tuples.  Also checks the NOTICE progress of verbose training.
 use strict;
 use warnings;
@@ -12,6 +12,7 @@ use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('erasure');
 $node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
 $node->append_conf('postgresql.conf', 'autovacuum = off');
 $node->start;
 
@@ -32,7 +33,6 @@ cmp_ok(scalar(@iterations), '>=', 3, 'one NOTICE per Newton iteration (' . scala
 
 my $toast = $node->safe_psql('postgres',
 	"SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'unlearn.model_state'::regclass");
-my $block_cols = 'model text, block int';
 # name a subset of columns: detoasting a dead version would follow stale TOAST pointers
 my $state_cols = 'model text, gram_bound float8';
 my $chunk_cols = 'chunk_id oid, chunk_seq int';
@@ -45,7 +45,6 @@ sub versions
 
 my $live_state = $node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_state');
 my $live_chunks = $node->safe_psql('postgres', "SELECT count(*) FROM $toast");
-my $live_blocks = $node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_blocks');
 
 # erase one person's row
 $node->safe_psql('postgres', 'DELETE FROM ones WHERE id = (SELECT min(id) FROM ones WHERE one)');
@@ -55,17 +54,12 @@ is($node->safe_psql('postgres', "SELECT removed FROM unlearn.models WHERE model 
 # before VACUUM the old state (which still contains the row) is on disk
 cmp_ok(versions('unlearn.model_state', $state_cols), '>', $live_state,
 	'before VACUUM: a dead version of the model state exists');
-cmp_ok(versions('unlearn.model_blocks', $block_cols), '>', $live_blocks,
-	'before VACUUM: dead blocks of the old Hessian factor and Gram matrix exist');
 
-$node->safe_psql('postgres', 'VACUUM unlearn.models, unlearn.model_state, unlearn.model_blocks, unlearn.ledger');
+$node->safe_psql('postgres', 'VACUUM unlearn.models, unlearn.model_state, unlearn.ledger');
 
 is(versions('unlearn.model_state', $state_cols),
 	$node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_state'),
 	'after VACUUM: only the live model state remains');
-is(versions('unlearn.model_blocks', $block_cols),
-	$node->safe_psql('postgres', 'SELECT count(*) FROM unlearn.model_blocks'),
-	'after VACUUM: only the live Hessian and Gram blocks remain');
 is(versions($toast, $chunk_cols),
 	$node->safe_psql('postgres', "SELECT count(*) FROM $toast"),
 	'after VACUUM: only live TOAST chunks remain');
