@@ -1,0 +1,92 @@
+# ALTER EXTENSION unlearn UPDATE from 0.1.0 (its install script as
+# shipped) with trained models: after the update the models keep their
+# weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
+# in unlogged blocks), stay certified, and the catalog equals a fresh 0.2.0
+# install's.  The models are trained by the installed library on the 0.1.0
+# catalog, as between a package upgrade and the ALTER EXTENSION.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+$node->start;
+
+$node->safe_psql('postgres', "CREATE EXTENSION unlearn VERSION '0.1.0'");
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
+	'0.1.0', 'installed at 0.1.0');
+$node->safe_psql('postgres', q{
+CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
+\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+CREATE TABLE ones (id int PRIMARY KEY, one boolean, pixels float8[]) PARTITION BY RANGE (id);
+CREATE TABLE ones_low PARTITION OF ones FOR VALUES FROM (MINVALUE) TO (900);
+CREATE TABLE ones_high PARTITION OF ones FOR VALUES FROM (900) TO (MAXVALUE);
+INSERT INTO ones SELECT id, label = 1, pixels FROM digits WHERE label IN (1, 7);
+SELECT model FROM unlearn_train('ones', 'ones', 'one', '{pixels}', sigma => 5);
+SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 5);
+DELETE FROM ones WHERE id IN (SELECT id FROM ones ORDER BY id LIMIT 3);
+});
+my $before = $node->safe_psql('postgres',
+	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models");
+
+$node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
+	'0.2.0', 'updated to 0.2.0');
+is($node->safe_psql('postgres',
+	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
+	$before, 'the models kept their weights');
+is($node->safe_psql('postgres', "SELECT to_regclass('unlearn.model_blocks') IS NULL"), 't',
+	'the block table is gone');
+
+$node->safe_psql('postgres', 'DELETE FROM ones WHERE id IN (SELECT id FROM ones ORDER BY id LIMIT 2)');
+$node->safe_psql('postgres', 'DELETE FROM digits WHERE id = 1');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(model || ':' || removed || ':' || retrains || ':' || (rows = CASE model
+		WHEN 'ones' THEN (SELECT count(*) FROM ones) ELSE (SELECT count(*) FROM digits) END), ',' ORDER BY model)
+	FROM unlearn.models}), 'digits:1:0:true,ones:5:0:true', 'after the update, DELETEs reach the models without a retrain');
+is($node->safe_psql('postgres', q{SELECT bool_and(certified) FROM unlearn.models m, unlearn_verify(m.model)}),
+	't', 'certified after the update');
+is($node->safe_psql('postgres', 'SELECT bool_and(resident) FROM unlearn.status'), 't',
+	'their matrices are resident again');
+# the partition set survived the change of type: no repartition retrain
+$node->safe_psql('postgres', 'ALTER TABLE ones ADD COLUMN note text');
+is($node->safe_psql('postgres', "SELECT retrains FROM unlearn.models WHERE model = 'ones'"), '0',
+	'the stored partition set still matches');
+
+# the updated catalog is the fresh one
+my $shape = q{
+	SELECT string_agg(x, E'\n' ORDER BY x) FROM (
+		SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+			|| CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+			|| coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') AS x
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		WHERE c.relnamespace = 'unlearn'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT p.oid::regprocedure::text || ' ' || pg_get_function_result(p.oid) || ' '
+			|| p.provolatile::text || ' ' || coalesce(p.proacl::text, '')
+		FROM pg_proc p JOIN pg_depend e ON e.objid = p.oid AND e.deptype = 'e'
+			AND e.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'unlearn')
+		UNION ALL
+		SELECT 'view ' || pg_get_viewdef('unlearn.status'::regclass)
+		UNION ALL
+		SELECT 'config ' || c.relname || ' ' || coalesce(x.cond, '')
+		FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS x(rel, cond)
+		JOIN pg_class c ON c.oid = x.rel WHERE e.extname = 'unlearn'
+		UNION ALL
+		SELECT 'grant ' || c.relname || ' ' || coalesce(c.relacl::text, '')
+		FROM pg_class c WHERE c.relnamespace = 'unlearn'::regnamespace AND c.relkind IN ('r', 'v', 'S')
+		UNION ALL
+		SELECT 'policy ' || polname || ' ' || pg_get_expr(polqual, polrelid) FROM pg_policy
+	) s};
+my $updated = $node->safe_psql('postgres', $shape);
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('fresh', 'CREATE EXTENSION unlearn');
+is($updated, $node->safe_psql('fresh', $shape), 'the updated catalog equals a fresh install');
+
+$node->stop;
+done_testing();
