@@ -196,13 +196,6 @@ getcol(int col, bool *isnull)
 	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
 }
 
-/* the factors, then K' if the bound needs it */
-static Size
-matrix_doubles(UnlearnModel *m)
-{
-	return PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
-}
-
 /* the identity of a state version: its model_state row version (xmin, ctid) */
 static void
 state_version_from_result(StateVersion *version, int xmin_col, int ctid_col)
@@ -226,7 +219,7 @@ gather_matrices(UnlearnModel *m)
 	if (m->state_buffer != NULL && m->factor == m->state_buffer &&
 		(!MODEL_HAS_GRAM(m) || m->gram == m->state_buffer + packed * m->nclasses))
 		return;
-	buffer = state_store_buffer(m->name, matrix_doubles(m));
+	buffer = state_store_buffer(m->name, model_matrix_doubles(m));
 	memcpy(buffer, m->factor, sizeof(double) * packed * m->nclasses);
 	if (MODEL_HAS_GRAM(m))
 		memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
@@ -282,7 +275,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 void
 catalog_checkout_matrices(UnlearnModel *m)
 {
-	double	   *matrices = state_store_checkout(m->name, &m->version, matrix_doubles(m));
+	double	   *matrices = state_store_checkout(m->name, &m->version, model_matrix_doubles(m));
 
 	m->state_buffer = m->factor = matrices;
 	m->gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?

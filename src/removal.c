@@ -571,7 +571,7 @@ retrain_now(UnlearnModel *m, const char *why)
  * definite.
  */
 static bool
-reanchor_model(UnlearnModel *m)
+reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 {
 	DesignMatrix dm;
 	int			p = m->p;
@@ -595,6 +595,11 @@ reanchor_model(UnlearnModel *m)
 		ok = design_hessian_factor(m, &dm, k, w, factor + packed * k, &weights[k]);
 		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g, &magnitude);
 		measured[k] = vec_norm(g, p) + 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
+		if (u_out != NULL)
+		{
+			memcpy(u_out + (Size) k * p, g, sizeof(double) * p);
+			allowance_out[k] = 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
+		}
 	}
 	if (ok)
 	{
@@ -624,18 +629,82 @@ reanchor_model(UnlearnModel *m)
  * (first change after a start-up, a crash, a failover, a restore or an
  * eviction; state_store.c): rebuild them by re-anchoring at the current w.
  * w, b and beta's inputs are in logged tables, so this never needs fresh
- * noise.  Returns false if H is not positive definite at w.
+ * noise.
+ *
+ * The trigger runs after the statement, so the table holds D' = D - R + A,
+ * while w reflects D, the rows before the statement (R removed, A added):
+ * the statement's step must start from D's state.  So H, C and K' are
+ * built over D' at w and then brought back to D by a rank-one update per
+ * removed row and a down-date by the added rows, and the residual is
+ * measured over D' and moved back the same way:
+ *
+ *	 u(w; D) = u(w; D') + sum_R l'(w.x) x - sum_A l'(w.x) x,
+ *
+ * and beta_k = ||u_k(w; D)|| plus the measured sum's rounding allowance
+ * and that of the added terms, 2 (|R| + |A| + p) eps sum |l'|.  Returns false if some H is not
+ * positive definite.
  */
 static bool
-rebuild_matrices(UnlearnModel *m)
+rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 {
-	Size		total = PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
+	int			p = m->p;
+	int			K = m->nclasses;
+	Size		packed = PACKED_SIZE(p);
+	double	   *u = palloc(sizeof(double) * K * p);
+	double	   *allowance = palloc(sizeof(double) * K);
+	double	   *weights = palloc(sizeof(double) * Max(adds->count, 1));
+	int			i,
+				k;
 
-	m->state_buffer = m->factor = state_store_buffer(m->name, total);
-	m->gram = MODEL_HAS_GRAM(m) ? m->factor + PACKED_SIZE(m->p) * m->nclasses : NULL;
-	if (!reanchor_model(m))
+	m->state_buffer = m->factor = state_store_buffer(m->name, model_matrix_doubles(m));
+	m->gram = MODEL_HAS_GRAM(m) ? m->factor + packed * K : NULL;
+	if (!reanchor_model(m, u, allowance))
 		return false;
+	for (k = 0; k < K; k++)
+	{
+		double	   *lfac = m->factor + packed * k;
+		double	   *uk = u + (Size) k * p;
+		const double *w = m->coef + (Size) k * p;
+		double		d1_sum = 0.0;
+
+		for (i = 0; i < rems->count; i++)
+		{
+			const double *x = rems->x + (Size) i * p;
+			double		z = vec_dot(w, x, p);
+			double		c = loss_d2(m->loss, z, row_target(m, rems, i, k));
+
+			chol_rank1_update(lfac, p, x, c);
+			m->weight_sum[k] += c;
+			d1_sum += fabs(loss_d1(m->loss, z, row_target(m, rems, i, k)));
+		}
+		for (i = 0; i < adds->count; i++)
+		{
+			const double *x = adds->x + (Size) i * p;
+			double		z = vec_dot(w, x, p);
+
+			weights[i] = loss_d2(m->loss, z, row_target(m, adds, i, k));
+			m->weight_sum[k] -= weights[i];
+			d1_sum += fabs(loss_d1(m->loss, z, row_target(m, adds, i, k)));
+		}
+		if (adds->count > 0 && !chol_rankk_downdate(lfac, p, adds->x, weights, adds->count))
+			return false;
+		accumulate_delta(m, rems, 0, rems->count, k, w, 1.0, uk);
+		accumulate_delta(m, adds, 0, adds->count, k, w, -1.0, uk);
+		m->class_spent[k] = vec_norm(uk, p) + allowance[k] +
+			2.0 * (rems->count + adds->count + p) * DBL_EPSILON * d1_sum;
+	}
+	m->spent = combine_class_spent(m->class_spent, K);
+	if (MODEL_HAS_GRAM(m))
+	{
+		for (i = 0; i < rems->count; i++)
+			cblas_dspr(CblasColMajor, CblasLower, p, 1.0, rems->x + (Size) i * p, 1, m->gram);
+		for (i = 0; i < adds->count; i++)
+			cblas_dspr(CblasColMajor, CblasLower, p, -1.0, adds->x + (Size) i * p, 1, m->gram);
+	}
 	m->rebuilt_now = true;
+	pfree(u);
+	pfree(allowance);
+	pfree(weights);
 	return true;
 }
 
@@ -649,7 +718,7 @@ static bool
 handle_exhausted(UnlearnModel *m)
 {
 	double		spent_before = m->spent;
-	bool		measured = unlearn_reanchor && reanchor_model(m);
+	bool		measured = unlearn_reanchor && reanchor_model(m, NULL, NULL);
 
 	if (measured && !budget_exceeded(m, m->class_spent))
 		return false;
@@ -714,7 +783,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		return 0.0;
 	}
 
-	if (m->factor == NULL && !rebuild_matrices(m))
+	if (m->factor == NULL && !rebuild_matrices(m, &rems, &adds))
 	{
 		retrain_now(m, "Its Hessian is not positive definite at the current weights.");
 		return 0.0;

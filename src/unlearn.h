@@ -176,6 +176,13 @@ packed_column(int p, int j)
 /* only the guo bound needs K' (and so keeps it, down-dated like H) */
 #define MODEL_HAS_GRAM(m) ((m)->bound == BOUND_GUO)
 
+/* doubles of m's removal matrices: the K factors, then K' if kept */
+static inline Size
+model_matrix_doubles(const UnlearnModel *m)
+{
+	return PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
+}
+
 /* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
 extern void linalg_init(void);
 extern void linalg_parallel(bool on);
