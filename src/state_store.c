@@ -251,6 +251,48 @@ same_version(const StateVersion *a, const StateVersion *b)
 }
 
 /*
+ * key's entry, share-locked, if it holds version (and n doubles, unless n
+ * is 0); else NULL, holding no lock.
+ */
+static StoreEntry *
+find_version(const StoreKey *key, const StateVersion *version, Size n)
+{
+	StoreEntry *e = dshash_find(table, key, false);
+
+	if (e != NULL && (!same_version(&e->version, version) || (n != 0 && e->ndoubles != n)))
+	{
+		dshash_release_lock(table, e);
+		e = NULL;
+	}
+	return e;
+}
+
+/* zero a chunk nobody can reach any more, and free it (invariant 5) */
+static void
+free_chunk(dsa_pointer chunk, Size bytes)
+{
+	memset(dsa_get_address(area, chunk), 0, bytes);
+	dsa_free(area, chunk);
+}
+
+/* remove key's entry and free its chunk; false if there was none */
+static bool
+drop_entry(const StoreKey *key)
+{
+	StoreEntry *e = dshash_find(table, key, true);
+	dsa_pointer chunk;
+	Size		bytes;
+
+	if (e == NULL)
+		return false;
+	chunk = e->chunk;
+	bytes = e->offset + e->ndoubles * sizeof(double);
+	dshash_delete_entry(table, e);
+	free_chunk(chunk, bytes);
+	return true;
+}
+
+/*
  * Evict the least recently used entry (skipping none: entries are only
  * ever copied under their lock, so any may go).  False if there is none.
  */
@@ -278,17 +320,8 @@ evict_one(void)
 	dshash_seq_term(&status);
 	if (!found)
 		return false;
-	e = dshash_find(table, &victim, true);
-	if (e != NULL)
-	{
-		dsa_pointer chunk = e->chunk;
-		Size		bytes = e->offset + e->ndoubles * sizeof(double);
-
-		dshash_delete_entry(table, e);
-		memset(dsa_get_address(area, chunk), 0, bytes);
-		dsa_free(area, chunk);
+	if (drop_entry(&victim))
 		pg_atomic_fetch_add_u64(&control->evictions, 1);
-	}
 	return true;
 }
 
@@ -412,11 +445,9 @@ state_store_checkout(const char *model, const StateVersion *version, Size n)
 		warned_absent = true;
 		return NULL;
 	}
-	e = dshash_find(table, &key, false);
-	if (e == NULL || !same_version(&e->version, version) || e->ndoubles != n)
+	e = find_version(&key, version, n);
+	if (e == NULL)
 	{
-		if (e != NULL)
-			dshash_release_lock(table, e);
 		pg_atomic_fetch_add_u64(&control->misses, 1);
 		return NULL;
 	}
@@ -428,11 +459,9 @@ state_store_checkout(const char *model, const StateVersion *version, Size n)
 	 * then copy under it, checking that it is still the same version.
 	 */
 	b = new_buffer(&key, n);
-	e = dshash_find(table, &key, false);
-	if (e == NULL || !same_version(&e->version, version) || e->ndoubles != n)
+	e = find_version(&key, version, n);
+	if (e == NULL)
 	{
-		if (e != NULL)
-			dshash_release_lock(table, e);
 		buffers = list_delete_ptr(buffers, b);
 		free_buffer(b);
 		pg_atomic_fetch_add_u64(&control->misses, 1);
@@ -526,14 +555,7 @@ publish(PrivateBuffer *b)
 		}
 	}
 	if (b->forget)
-	{
-		e = dshash_find(table, &b->key, true);
-		if (e == NULL)
-			return;
-		old = e->chunk;
-		old_bytes = e->offset + e->ndoubles * sizeof(double);
-		dshash_delete_entry(table, e);
-	}
+		drop_entry(&b->key);
 	else
 	{
 		e = dshash_find_or_insert(table, &b->key, &found);
@@ -554,10 +576,7 @@ publish(PrivateBuffer *b)
 		b->matrices = NULL;
 	}
 	if (DsaPointerIsValid(old))
-	{
-		memset(dsa_get_address(area, old), 0, old_bytes);
-		dsa_free(area, old);
-	}
+		free_chunk(old, old_bytes);
 }
 
 static void
@@ -631,17 +650,15 @@ state_store_resident(const char *model, const StateVersion *version)
 {
 	StoreKey	key;
 	StoreEntry *e;
-	bool		resident;
 
 	if (!store_attach())
 		return false;
 	make_key(&key, model);
-	e = dshash_find(table, &key, false);
+	e = find_version(&key, version, 0);
 	if (e == NULL)
 		return false;
-	resident = same_version(&e->version, version);
 	dshash_release_lock(table, e);
-	return resident;
+	return true;
 }
 
 /*
@@ -658,14 +675,9 @@ state_store_digest(const char *model, const StateVersion *version)
 	if (!store_attach())
 		return NULL;
 	make_key(&key, model);
-	e = dshash_find(table, &key, false);
+	e = find_version(&key, version, 0);
 	if (e == NULL)
 		return NULL;
-	if (!same_version(&e->version, version))
-	{
-		dshash_release_lock(table, e);
-		return NULL;
-	}
 	h = hash_bytes_extended((const unsigned char *) dsa_get_address(area, e->chunk) + e->offset,
 							(int) (e->ndoubles * sizeof(double)), 0);
 	dshash_release_lock(table, e);
@@ -677,21 +689,12 @@ bool
 state_store_evict(const char *model)
 {
 	StoreKey	key;
-	StoreEntry *e;
-	dsa_pointer chunk;
-	Size		bytes;
 
 	if (!store_attach())
 		return false;
 	make_key(&key, model);
-	e = dshash_find(table, &key, true);
-	if (e == NULL)
+	if (!drop_entry(&key))
 		return false;
-	chunk = e->chunk;
-	bytes = e->offset + e->ndoubles * sizeof(double);
-	dshash_delete_entry(table, e);
-	memset(dsa_get_address(area, chunk), 0, bytes);
-	dsa_free(area, chunk);
 	pg_atomic_fetch_add_u64(&control->evictions, 1);
 	return true;
 }
