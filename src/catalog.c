@@ -19,20 +19,11 @@
 
 #include <math.h>
 
-#include "access/heapam.h"
-#include "access/table.h"
-#include "catalog/indexing.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "storage/bufmgr.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 /* stored names of the enums, indexed by their values */
 static const char *const loss_names[] = {"logistic", "squared"};
