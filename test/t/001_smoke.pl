@@ -7,11 +7,10 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use UnlearnNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('smoke');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+my $node = unlearn_node('smoke');
 $node->start;
 
 $node->safe_psql('postgres', 'CREATE EXTENSION unlearn');

@@ -8,18 +8,15 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use UnlearnNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('erasure');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+my $node = unlearn_node('erasure');
 $node->append_conf('postgresql.conf', 'autovacuum = off');
 $node->start;
 
 $node->safe_psql('postgres', 'CREATE EXTENSION unlearn; CREATE EXTENSION pg_dirtyread');
-$node->safe_psql('postgres', q{
-CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
-\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+$node->safe_psql('postgres', $DIGITS_SQL . q{
 CREATE TABLE ones AS SELECT id, label = 1 AS one, pixels FROM digits WHERE label IN (1, 7);
 });
 is($node->safe_psql('postgres', 'SELECT count(*) FROM ones'), '361', 'real data loaded');

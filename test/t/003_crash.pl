@@ -7,16 +7,13 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use UnlearnNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+my $node = unlearn_node('crash');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION unlearn');
-$node->safe_psql('postgres', q{
-CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
-\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+$node->safe_psql('postgres', $DIGITS_SQL . q{
 SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', lambda => 1e-3, sigma => 5);
 DELETE FROM digits WHERE id <= 3;
 });

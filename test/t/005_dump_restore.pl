@@ -11,11 +11,10 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use UnlearnNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('dump');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+my $node = unlearn_node('dump');
 $node->start;
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
@@ -26,8 +25,7 @@ CREATE DATABASE shop OWNER alice;
 $node->safe_psql('shop', 'CREATE EXTENSION unlearn');
 $node->safe_psql('shop', q{
 SET ROLE alice;
-CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
-\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+} . $DIGITS_SQL . q{
 CREATE TABLE ones (id int PRIMARY KEY, one boolean, pixels float8[]) PARTITION BY RANGE (id);
 CREATE TABLE ones_low PARTITION OF ones FOR VALUES FROM (MINVALUE) TO (900);
 CREATE TABLE ones_high PARTITION OF ones FOR VALUES FROM (900) TO (MAXVALUE);

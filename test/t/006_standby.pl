@@ -7,16 +7,13 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use UnlearnNode;
 use Test::More;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+my $primary = unlearn_node('primary', allows_streaming => 1);
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION unlearn');
-$primary->safe_psql('postgres', q{
-CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
-\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+$primary->safe_psql('postgres', $DIGITS_SQL . q{
 SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 5);
 });
 $primary->backup('base');

@@ -9,19 +9,16 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use UnlearnNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+my $node = unlearn_node('upgrade');
 $node->start;
 
 $node->safe_psql('postgres', "CREATE EXTENSION unlearn VERSION '0.1.0'");
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
 	'0.1.0', 'installed at 0.1.0');
-$node->safe_psql('postgres', q{
-CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
-\copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
+$node->safe_psql('postgres', $DIGITS_SQL . q{
 CREATE TABLE ones (id int PRIMARY KEY, one boolean, pixels float8[]) PARTITION BY RANGE (id);
 CREATE TABLE ones_low PARTITION OF ones FOR VALUES FROM (MINVALUE) TO (900);
 CREATE TABLE ones_high PARTITION OF ones FOR VALUES FROM (900) TO (MAXVALUE);
