@@ -214,8 +214,7 @@ gather_matrices(UnlearnModel *m)
 	memcpy(buffer, m->factor, sizeof(double) * packed * m->nclasses);
 	if (MODEL_HAS_GRAM(m))
 		memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
-	m->state_buffer = m->factor = buffer;
-	m->gram = MODEL_HAS_GRAM(m) ? buffer + packed * m->nclasses : NULL;
+	model_point_matrices(m, buffer);
 }
 
 /*
@@ -256,7 +255,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		corrupt_model(m, "weight_sum has the wrong length");
 	state_version_from_result(&m->version, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
-	m->factor = m->gram = m->state_buffer = NULL;
+	model_point_matrices(m, NULL);
 }
 
 /*
@@ -268,9 +267,7 @@ catalog_checkout_matrices(UnlearnModel *m)
 {
 	double	   *matrices = state_store_checkout(m->name, &m->version, model_matrix_doubles(m));
 
-	m->state_buffer = m->factor = matrices;
-	m->gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?
-		matrices + PACKED_SIZE(m->p) * m->nclasses : NULL;
+	model_point_matrices(m, matrices);
 }
 
 /* the version of name's state row (as the extension: no row security) */

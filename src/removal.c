@@ -656,8 +656,7 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 	int			i,
 				k;
 
-	m->state_buffer = m->factor = state_store_buffer(m->name, model_matrix_doubles(m));
-	m->gram = MODEL_HAS_GRAM(m) ? m->factor + packed * K : NULL;
+	model_point_matrices(m, state_store_buffer(m->name, model_matrix_doubles(m)));
 	if (!reanchor_model(m, u, allowance))
 		return false;
 	for (k = 0; k < K; k++)

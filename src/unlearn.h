@@ -183,6 +183,15 @@ model_matrix_doubles(const UnlearnModel *m)
 	return PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
 }
 
+/* point m's factor and K' into matrices (that layout), or all at NULL */
+static inline void
+model_point_matrices(UnlearnModel *m, double *matrices)
+{
+	m->state_buffer = m->factor = matrices;
+	m->gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?
+		matrices + PACKED_SIZE(m->p) * m->nclasses : NULL;
+}
+
 /* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
 extern void linalg_init(void);
 extern void linalg_parallel(bool on);
