@@ -36,22 +36,31 @@
  *	   top-level pre-commit (and pre-prepare) the newest buffer of each
  *	   model replaces its entry: the exchange of one pointer.  Publishing
  *	   before the commit record is safe by 1: if the commit then fails,
- *	   the tag names a row version that never becomes visible.  ROLLBACK
- *	   publishes nothing.
+ *	   the tag names a row version that never becomes visible (and the
+ *	   model's next change rebuilds).  ROLLBACK publishes nothing.
  *
- *	4. Only the writer holding the model's row lock (FOR UPDATE on
+ *	4. Publishing never allocates, so a commit never fails for want of
+ *	   store memory: staging inserts the model's entry (in a subtransaction
+ *	   of its own; if the area is full the buffer is simply not published),
+ *	   a buffer that had to live in local memory is copied in at commit
+ *	   only if the area has room without evicting, and an entry evicted
+ *	   between staging and commit is not re-created.  An entry that holds
+ *	   no chunk is a placeholder and matches no version.
+ *
+ *	5. Only the writer holding the model's row lock (FOR UPDATE on
  *	   unlearn.models and unlearn.model_state) checks an entry out or
  *	   publishes one, so an entry changes only between writers.  Readers
  *	   copy under the dshash partition lock; a replaced chunk is zeroed
  *	   and freed only after its entry points elsewhere.
  *
- *	5. Every chunk that stops being needed (a replaced or evicted entry, a
+ *	6. Every chunk that stops being needed (a replaced or evicted entry, a
  *	   superseded or aborted buffer) is zeroed before it is freed: after
  *	   commit no old version of a factor is left in memory.
  *
- *	6. The area never grows beyond unlearn.state_memory: when an
- *	   allocation fails, the least recently used entry is evicted (its
- *	   model rebuilds on its next change) until it fits.
+ *	7. The area never grows beyond unlearn.state_memory: when an
+ *	   allocation during a statement fails, the least recently used entry
+ *	   is evicted (its model rebuilds on its next change) until it fits;
+ *	   an allocation larger than the whole area evicts nothing.
  *
  * Without shared_preload_libraries the store is absent: every checkout
  * misses, buffers are local, nothing is published, and changes of a
@@ -74,6 +83,7 @@
 #include "utils/dsa.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 
 int			unlearn_state_memory_mb = 128;
 
@@ -127,6 +137,7 @@ typedef struct PrivateBuffer
 	SubTransactionId subxact;
 	bool		staged;
 	bool		forget;			/* no matrices: drop the entry at commit */
+	bool		publishable;	/* staged, and its entry reserved */
 	StateVersion version;
 	dsa_pointer chunk;			/* or InvalidDsaPointer: local memory */
 	void	   *local;
@@ -259,7 +270,8 @@ find_version(const StoreKey *key, const StateVersion *version, Size n)
 {
 	StoreEntry *e = dshash_find(table, key, false);
 
-	if (e != NULL && (!same_version(&e->version, version) || (n != 0 && e->ndoubles != n)))
+	if (e != NULL && (!DsaPointerIsValid(e->chunk) || !same_version(&e->version, version) ||
+					  (n != 0 && e->ndoubles != n)))
 	{
 		dshash_release_lock(table, e);
 		e = NULL;
@@ -288,7 +300,8 @@ drop_entry(const StoreKey *key)
 	chunk = e->chunk;
 	bytes = e->offset + e->ndoubles * sizeof(double);
 	dshash_delete_entry(table, e);
-	free_chunk(chunk, bytes);
+	if (DsaPointerIsValid(chunk))
+		free_chunk(chunk, bytes);
 	return true;
 }
 
@@ -325,18 +338,22 @@ evict_one(void)
 	return true;
 }
 
-/* bytes of the area, evicting entries until they fit; or invalid */
+/*
+ * bytes of the area, evicting entries until they fit if may_evict (never
+ * for a request the empty area could not hold); or invalid.
+ */
 static dsa_pointer
-allocate_chunk(Size bytes)
+allocate_chunk(Size bytes, bool may_evict)
 {
 	dsa_pointer chunk = InvalidDsaPointer;
 
-	if (store_attach())
-	{
-		do
-			chunk = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-		while (!DsaPointerIsValid(chunk) && evict_one());
-	}
+	if (!store_attach())
+		return chunk;
+	if (bytes >= control->area_size)
+		return chunk;
+	do
+		chunk = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	while (!DsaPointerIsValid(chunk) && may_evict && evict_one());
 	return chunk;
 }
 
@@ -350,15 +367,17 @@ new_buffer(const StoreKey *key, Size n)
 
 	b->key = *key;
 	b->subxact = GetCurrentSubTransactionId();
-	b->ndoubles = n;
-	b->chunk = allocate_chunk(bytes);
+	b->chunk = InvalidDsaPointer;
+	/* listed before it holds memory, so an abort frees whatever it gets */
+	remember_buffer(b);
+	b->chunk = allocate_chunk(bytes, true);
 	if (DsaPointerIsValid(b->chunk))
 		base = dsa_get_address(area, b->chunk);
 	else
 		base = b->local = MemoryContextAllocHuge(TopMemoryContext, bytes);
 	b->matrices = (double *) TYPEALIGN(BLAS_ALIGN, base);
 	b->offset = (char *) b->matrices - base;
-	remember_buffer(b);
+	b->ndoubles = n;
 	return b;
 }
 
@@ -483,6 +502,51 @@ state_store_buffer(const char *model, Size n)
 	return new_buffer(&key, n)->matrices;
 }
 
+/*
+ * Make sure key has an entry (a placeholder if new) for the commit to
+ * publish into without allocating (invariant 4).  Inserting may need
+ * memory the area does not have: then it fails in a subtransaction of its
+ * own, and false says the buffer is not to be published.
+ */
+static bool
+reserve_entry(const StoreKey *key)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool reserved = false;
+
+	if (!store_attach())
+		return false;
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		bool		found;
+		StoreEntry *e = dshash_find_or_insert(table, key, &found);
+
+		if (!found)
+		{
+			e->version.xmin = InvalidTransactionId;
+			ItemPointerSetInvalid((ItemPointer) &e->version.ctid);
+			e->chunk = InvalidDsaPointer;
+			e->offset = e->ndoubles = 0;
+			pg_atomic_init_u64(&e->last_used, pg_atomic_fetch_add_u64(&control->clock, 1));
+		}
+		dshash_release_lock(table, e);
+		reserved = true;
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return reserved;
+}
+
 /* matrices (a buffer of this backend) were written with version */
 void
 state_store_stage(const char *model, const double *matrices, const StateVersion *version)
@@ -508,6 +572,7 @@ state_store_stage(const char *model, const double *matrices, const StateVersion 
 	buffers = list_delete_ptr(buffers, b);
 	remember_buffer(b);
 	free_superseded(&key, b->subxact, b);
+	b->publishable = reserve_entry(&key);
 }
 
 /* the model keeps no matrices from now on: drop its entry at commit */
@@ -524,23 +589,24 @@ state_store_forget(const char *model)
 	free_superseded(&b->key, b->subxact, b);
 }
 
-/* replace (or drop) key's entry by b, the newest buffer of its model */
+/*
+ * Replace (or drop) key's entry by b, the newest buffer of its model.
+ * Runs at pre-commit, so it never allocates from the area by evicting,
+ * and never inserts (invariant 4).
+ */
 static void
 publish(PrivateBuffer *b)
 {
 	StoreEntry *e;
-	bool		found;
-	dsa_pointer old = InvalidDsaPointer;
-	Size		old_bytes = 0;
+	dsa_pointer old;
+	Size		old_bytes;
 
-	if (!b->forget && !DsaPointerIsValid(b->chunk))
+	if (!b->forget && !DsaPointerIsValid(b->chunk) && b->publishable)
 	{
 		/* the area was full when the statement ran: copy it in if it fits now */
-		dsa_pointer chunk = allocate_chunk(b->ndoubles * sizeof(double) + BLAS_ALIGN);
+		dsa_pointer chunk = allocate_chunk(b->ndoubles * sizeof(double) + BLAS_ALIGN, false);
 
-		if (!DsaPointerIsValid(chunk))
-			b->forget = true;
-		else
+		if (DsaPointerIsValid(chunk))
 		{
 			char	   *base = dsa_get_address(area, chunk);
 			double	   *matrices = (double *) TYPEALIGN(BLAS_ALIGN, base);
@@ -554,27 +620,25 @@ publish(PrivateBuffer *b)
 			b->matrices = matrices;
 		}
 	}
-	if (b->forget)
-		drop_entry(&b->key);
-	else
+	if (b->forget || !DsaPointerIsValid(b->chunk) || !b->publishable)
 	{
-		e = dshash_find_or_insert(table, &b->key, &found);
-		if (found)
-		{
-			old = e->chunk;
-			old_bytes = e->offset + e->ndoubles * sizeof(double);
-		}
-		else
-			pg_atomic_init_u64(&e->last_used, 0);
-		e->version = b->version;
-		e->chunk = b->chunk;
-		e->offset = b->offset;
-		e->ndoubles = b->ndoubles;
-		pg_atomic_write_u64(&e->last_used, pg_atomic_fetch_add_u64(&control->clock, 1));
-		dshash_release_lock(table, e);
-		b->chunk = InvalidDsaPointer;	/* the entry's now */
-		b->matrices = NULL;
+		/* nothing to publish: the old version must not stay either */
+		drop_entry(&b->key);
+		return;
 	}
+	e = dshash_find(table, &b->key, true);
+	if (e == NULL)
+		return;					/* evicted since staging: the next change rebuilds */
+	old = e->chunk;
+	old_bytes = e->offset + e->ndoubles * sizeof(double);
+	e->version = b->version;
+	e->chunk = b->chunk;
+	e->offset = b->offset;
+	e->ndoubles = b->ndoubles;
+	pg_atomic_write_u64(&e->last_used, pg_atomic_fetch_add_u64(&control->clock, 1));
+	dshash_release_lock(table, e);
+	b->chunk = InvalidDsaPointer;	/* the entry's now */
+	b->matrices = NULL;
 	if (DsaPointerIsValid(old))
 		free_chunk(old, old_bytes);
 }
@@ -705,14 +769,16 @@ state_store_counters(int64 *size, int64 *entries, int64 *hits, int64 *misses,
 					 int64 *evictions)
 {
 	dshash_seq_status status;
+	StoreEntry *e;
 
 	*size = *entries = *hits = *misses = *evictions = 0;
 	if (!store_attach())
 		return;
 	*size = (int64) control->area_size;
 	dshash_seq_init(&status, table, false);
-	while (dshash_seq_next(&status) != NULL)
-		(*entries)++;
+	while ((e = dshash_seq_next(&status)) != NULL)
+		if (DsaPointerIsValid(e->chunk))
+			(*entries)++;
 	dshash_seq_term(&status);
 	*hits = (int64) pg_atomic_read_u64(&control->hits);
 	*misses = (int64) pg_atomic_read_u64(&control->misses);
@@ -732,7 +798,7 @@ state_store_init(void)
 							"The Hessian factors (and K' for the guo bound) of recently changed models; "
 							"least recently used out. A model whose matrices are not resident rebuilds "
 							"them with one pass over its table on its next change.",
-							&unlearn_state_memory_mb, 128, 8, INT_MAX / 2,
+							&unlearn_state_memory_mb, 128, 2, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = store_shmem_request;
