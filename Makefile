@@ -5,7 +5,7 @@ MODULE_big = unlearn
 OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
 	src/train.o src/catalog.o src/removal.o src/trigger.o src/predict.o \
 	src/verify.o src/state_store.o src/cholesky_modify.o \
-	src/privilege.o src/rows.o src/runtime.o
+	src/privilege.o src/rows.o src/runtime.o src/worker.o
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # earlier releases as shipped, and the scripts that update them
@@ -18,7 +18,7 @@ REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 
-PG_CPPFLAGS = -I/usr/include/x86_64-linux-gnu/openblas-pthread
+PG_CPPFLAGS = -I/usr/include/x86_64-linux-gnu/openblas-pthread -DUNLEARN_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -llapacke
 

@@ -481,17 +481,22 @@ squared_precision_limit(UnlearnModel *m)
 }
 
 /*
- * Would beta pass the budget?  Least squares spends only rounding; it
- * passes when its allowance outgrows both eps' and the precision limit.
+ * The most beta may reach: eps'.  Least squares spends only rounding; its
+ * limit is the larger of eps' and the precision limit.
  */
+double
+budget_limit(UnlearnModel *m)
+{
+	if (m->loss == LOSS_SQUARED)
+		return Max(m->budget, squared_precision_limit(m));
+	return m->budget;
+}
+
+/* Would beta pass the budget? */
 static bool
 budget_exceeded(UnlearnModel *m, const double *class_spent_after)
 {
-	double		spent = combine_class_spent(class_spent_after, m->nclasses);
-
-	if (m->loss == LOSS_SQUARED)
-		return spent > Max(m->budget, squared_precision_limit(m));
-	return spent > m->budget;
+	return combine_class_spent(class_spent_after, m->nclasses) > budget_limit(m);
 }
 
 bool		unlearn_reanchor = true;
@@ -622,6 +627,19 @@ reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 	pfree(weights);
 	pfree(g);
 	return ok;
+}
+
+/*
+ * Re-anchor m now, between statements (the maintenance worker, worker.c),
+ * building its matrices afresh in matrices (a buffer of this backend,
+ * model_matrix_doubles(m) long): no row changes, so no step follows.
+ * Returns false if some H is not positive definite.
+ */
+bool
+reanchor_into(UnlearnModel *m, double *matrices)
+{
+	model_point_matrices(m, matrices);
+	return reanchor_model(m, NULL, NULL);
 }
 
 /*

@@ -357,9 +357,13 @@ allocate_chunk(Size bytes, bool may_evict)
 	return chunk;
 }
 
-/* a BLAS_ALIGN-aligned buffer of n doubles, in the area if it fits */
+/*
+ * A BLAS_ALIGN-aligned buffer of n doubles: in the area if it fits
+ * (evicting others), else in local memory; or, if area_only, in the area
+ * if it fits without evicting, else NULL.
+ */
 static PrivateBuffer *
-new_buffer(const StoreKey *key, Size n)
+new_buffer(const StoreKey *key, Size n, bool area_only)
 {
 	PrivateBuffer *b = MemoryContextAllocZero(TopMemoryContext, sizeof(PrivateBuffer));
 	Size		bytes = n * sizeof(double) + BLAS_ALIGN;
@@ -370,9 +374,15 @@ new_buffer(const StoreKey *key, Size n)
 	b->chunk = InvalidDsaPointer;
 	/* listed before it holds memory, so an abort frees whatever it gets */
 	remember_buffer(b);
-	b->chunk = allocate_chunk(bytes, true);
+	b->chunk = allocate_chunk(bytes, !area_only);
 	if (DsaPointerIsValid(b->chunk))
 		base = dsa_get_address(area, b->chunk);
+	else if (area_only)
+	{
+		buffers = list_delete_ptr(buffers, b);
+		pfree(b);
+		return NULL;
+	}
 	else
 		base = b->local = MemoryContextAllocHuge(TopMemoryContext, bytes);
 	b->matrices = (double *) TYPEALIGN(BLAS_ALIGN, base);
@@ -450,7 +460,7 @@ state_store_checkout(const char *model, const StateVersion *version, Size n)
 			return NULL;
 		if (mine->subxact == GetCurrentSubTransactionId())
 			return mine->matrices;
-		b = new_buffer(&key, n);
+		b = new_buffer(&key, n, false);
 		memcpy(b->matrices, mine->matrices, n * sizeof(double));
 		return b->matrices;
 	}
@@ -477,7 +487,7 @@ state_store_checkout(const char *model, const StateVersion *version, Size n)
 	 * Allocate outside the entry's lock (an eviction takes other locks),
 	 * then copy under it, checking that it is still the same version.
 	 */
-	b = new_buffer(&key, n);
+	b = new_buffer(&key, n, false);
 	e = find_version(&key, version, n);
 	if (e == NULL)
 	{
@@ -499,7 +509,7 @@ state_store_buffer(const char *model, Size n)
 	StoreKey	key;
 
 	make_key(&key, model);
-	return new_buffer(&key, n)->matrices;
+	return new_buffer(&key, n, false)->matrices;
 }
 
 /*
@@ -545,6 +555,22 @@ reserve_entry(const StoreKey *key)
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
 	return reserved;
+}
+
+/*
+ * A new buffer of n doubles in the area, only if it fits without evicting
+ * anything (warming after start-up must not push out what is in use); or
+ * NULL.
+ */
+double *
+state_store_buffer_if_room(const char *model, Size n)
+{
+	StoreKey	key;
+	PrivateBuffer *b;
+
+	make_key(&key, model);
+	b = new_buffer(&key, n, true);
+	return b ? b->matrices : NULL;
 }
 
 /* matrices (a buffer of this backend) were written with version */

@@ -469,6 +469,9 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (m->rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
+	if (m->status == MODEL_READY && m->budget > 0 &&
+		m->spent >= unlearn_worker_reanchor_at * m->budget)
+		worker_request(MyDatabaseId);
 	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
 		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }

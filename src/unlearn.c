@@ -37,6 +37,7 @@ _PG_init(void)
 	runtime_check_blas();
 	removal_init();
 	trigger_init();
+	worker_init();
 }
 
 static const char *const train_argnames[] = {
@@ -71,7 +72,7 @@ require_finite(const char *what, double v, double min, bool min_inclusive)
  * the model row, so this order has no cycle.  SHARE waits for the table's
  * open writers and keeps new ones out until commit.
  */
-static void
+void
 lock_source(Oid relid)
 {
 	if (get_rel_name(relid) == NULL)

@@ -317,6 +317,8 @@ extern bool unlearn_reanchor;
 extern void removal_init(void);
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
+extern double budget_limit(UnlearnModel *m);
+extern bool reanchor_into(UnlearnModel *m, double *matrices);
 
 /* state_store.c */
 extern int	unlearn_state_memory_mb;
@@ -325,6 +327,7 @@ extern bool state_store_available(void);
 extern void state_store_require(void);
 extern double *state_store_checkout(const char *model, const StateVersion *version, Size n);
 extern double *state_store_buffer(const char *model, Size n);
+extern double *state_store_buffer_if_room(const char *model, Size n);
 extern void state_store_stage(const char *model, const double *matrices,
 							  const StateVersion *version);
 extern void state_store_forget(const char *model);
@@ -343,7 +346,14 @@ extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_
 /* trigger.c */
 extern void trigger_init(void);
 
+/* worker.c */
+extern bool unlearn_worker_enabled;
+extern double unlearn_worker_reanchor_at;
+extern void worker_init(void);
+extern void worker_request(Oid database);
+
 /* unlearn.c */
 extern bool unlearn_changing_triggers;
+extern void lock_source(Oid relid);
 
 #endif							/* UNLEARN_H */

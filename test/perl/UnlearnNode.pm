@@ -17,7 +17,9 @@ CREATE TABLE digits (id serial PRIMARY KEY, label int, pixels float8[]);
 \copy digits (pixels, label) FROM PROGRAM 'zcat /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz | awk -F, ''{ s = $1; for (i = 2; i < NF; i++) s = s "," $i; print "{" s "}\t" $NF }'''
 };
 
-# a new cluster (init options passed on) with unlearn preloaded, not started
+# a new cluster (init options passed on) with unlearn preloaded, not
+# started; its maintenance worker is off, so that each test sees only its
+# own statements' work (009_worker turns it on)
 sub unlearn_node
 {
 	my ($name, %init) = @_;
@@ -25,6 +27,7 @@ sub unlearn_node
 
 	$node->init(%init);
 	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'unlearn'");
+	$node->append_conf('postgresql.conf', 'unlearn.worker = off');
 	return $node;
 }
 

@@ -1,0 +1,504 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The maintenance worker: it keeps removal budgets fresh and warms the
+ *	  removal matrices after a start-up, so that a user's statement rarely
+ *	  pays an O(n p^2) pass.
+ *
+ * A launcher (a static background worker, started once recovery is over,
+ * connected to no database) wakes every unlearn.worker_naptime seconds, or
+ * at once when a statement leaves a model's spent budget past
+ * unlearn.worker_reanchor_at of its limit (worker_request).  For each
+ * database it starts one short-lived worker, one at a time, which, if the
+ * database has this version of the extension, takes each model due, each
+ * in its own transaction, as the extension's owner (privilege.c):
+ *
+ *	- due: with a = unlearn.worker_reanchor_at and r the residual its last
+ *	  re-anchoring or training measured (ledger), beta - r >= a (eps' - r):
+ *	  the model spent the share a of what that measurement left, which at
+ *	  first (r ~ 0) is beta >= a eps'.  The worker re-anchors it
+ *	  (removal.c: the Hessian rebuilt at the current w, beta replaced by
+ *	  the measured residual; ledger 'reanchor').  If the new residual is
+ *	  above a eps' / 2, re-anchoring freed too little: a model with
+ *	  on_exhausted = retrain is retrained with fresh noise (ledger
+ *	  'retrain'); a suspending one keeps the re-anchoring, and is due again
+ *	  only after spending the share a of what is left, so the worker never
+ *	  thrashes.
+ *	- the first round after start-up also rebuilds the matrices of every
+ *	  ready model that are not resident (ledger 'rebuild'), while they fit
+ *	  the store without evicting anything.
+ *
+ * Each model's work takes the same locks as unlearn_retrain (SHARE on the
+ * table, then the model row), with lock_timeout set, so a busy model is
+ * skipped and taken in the next round.  The work is the same as that of a
+ * statement that finds its budget exhausted or its matrices missing, done
+ * earlier and off the user's path.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+PGDLLEXPORT void unlearn_launcher_main(Datum arg);
+PGDLLEXPORT void unlearn_database_worker_main(Datum arg);
+
+bool		unlearn_worker_enabled = true;
+double		unlearn_worker_reanchor_at = 0.5;
+static int	worker_naptime = 10;
+
+#define MAX_REQUESTS 16
+
+/* what statements ask of the launcher */
+typedef struct WorkerShared
+{
+	slock_t		mutex;
+	int			launcher_procno;	/* -1 while there is no launcher */
+	int			nrequests;
+	bool		overflow;		/* more databases asked than fit: all */
+	Oid			requests[MAX_REQUESTS];
+} WorkerShared;
+
+static WorkerShared *shared = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+worker_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sizeof(WorkerShared));
+}
+
+static void
+worker_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared = ShmemInitStruct("unlearn maintenance worker", sizeof(WorkerShared), &found);
+	if (!found)
+	{
+		SpinLockInit(&shared->mutex);
+		shared->launcher_procno = -1;
+		shared->nrequests = 0;
+		shared->overflow = false;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * A statement left a model of database past the threshold: wake the
+ * launcher to take that database now rather than at its next round.
+ */
+void
+worker_request(Oid database)
+{
+	int			procno;
+	int			i;
+	bool		listed = false;
+
+	if (shared == NULL || !unlearn_worker_enabled)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	for (i = 0; i < shared->nrequests; i++)
+		listed |= shared->requests[i] == database;
+	if (!listed && shared->nrequests < MAX_REQUESTS)
+		shared->requests[shared->nrequests++] = database;
+	else if (!listed)
+		shared->overflow = true;
+	procno = shared->launcher_procno;
+	SpinLockRelease(&shared->mutex);
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* the databases a round visits: those asked for, or (all) every one */
+static List *
+round_databases(bool all)
+{
+	List	   *out = NIL;
+	MemoryContext cxt = CurrentMemoryContext;
+	int			i;
+
+	SpinLockAcquire(&shared->mutex);
+	all |= shared->overflow;
+	if (!all)
+		for (i = 0; i < shared->nrequests; i++)
+			out = lappend_oid(out, shared->requests[i]);
+	shared->nrequests = 0;
+	shared->overflow = false;
+	SpinLockRelease(&shared->mutex);
+	if (all)
+	{
+		Relation	rel;
+		TableScanDesc scan;
+		HeapTuple	tuple;
+
+		list_free(out);
+		out = NIL;
+		StartTransactionCommand();
+		rel = table_open(DatabaseRelationId, AccessShareLock);
+		scan = table_beginscan_catalog(rel, 0, NULL);
+		while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+		{
+			Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+			MemoryContext old;
+
+			if (!db->datallowconn || db->datistemplate)
+				continue;
+			old = MemoryContextSwitchTo(cxt);
+			out = lappend_oid(out, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+		table_endscan(scan);
+		table_close(rel, AccessShareLock);
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(cxt);
+	}
+	return out;
+}
+
+/* run one database's worker and wait for it to finish */
+static void
+visit_database(Oid database, bool warm)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+	pid_t		pid;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker.bgw_library_name, "unlearn", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "unlearn_database_worker_main", BGW_MAXLEN);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "unlearn worker for database %u", database);
+	strlcpy(worker.bgw_type, "unlearn worker", BGW_MAXLEN);
+	worker.bgw_main_arg = ObjectIdGetDatum(database);
+	memcpy(worker.bgw_extra, &warm, sizeof(bool));
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+	{
+		ereport(LOG,
+				(errmsg("unlearn worker: no background worker slot free; database %u waits for the next round",
+						database),
+				 errhint("Raise max_worker_processes.")));
+		return;
+	}
+	if (WaitForBackgroundWorkerStartup(handle, &pid) == BGWH_STARTED)
+		(void) WaitForBackgroundWorkerShutdown(handle);
+	pfree(handle);
+}
+
+static void
+launcher_exit(int code, Datum arg)
+{
+	SpinLockAcquire(&shared->mutex);
+	shared->launcher_procno = -1;
+	SpinLockRelease(&shared->mutex);
+}
+
+void
+unlearn_launcher_main(Datum arg)
+{
+	bool		warm = true;
+	TimestampTz last_full = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	SpinLockAcquire(&shared->mutex);
+	shared->launcher_procno = MyProc->pgprocno;
+	SpinLockRelease(&shared->mutex);
+	before_shmem_exit(launcher_exit, (Datum) 0);
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (unlearn_worker_enabled)
+		{
+			bool		all = warm ||
+				TimestampDifferenceExceeds(last_full, GetCurrentTimestamp(),
+										   worker_naptime * 1000);
+			List	   *databases = round_databases(all);
+			ListCell   *lc;
+
+			foreach(lc, databases)
+				visit_database(lfirst_oid(lc), warm);
+			if (all)
+				last_full = GetCurrentTimestamp();
+			warm = false;
+			elog(DEBUG1, "unlearn launcher: round over %d databases done", list_length(databases));
+			list_free(databases);
+		}
+		else
+			elog(DEBUG1, "unlearn launcher: worker is off");
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 worker_naptime * 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/*
+ * The ready models of this database to look at, or NIL without this
+ * version of unlearn.  The query runs in the extension context: its
+ * search_path holds nothing a database's roles can define.
+ */
+static List *
+due_models(bool warm)
+{
+	List	   *out = NIL;
+	Oid			argtypes[2] = {FLOAT8OID, BOOLOID};
+	Datum		args[2];
+	uint64		i;
+	MemoryContext cxt = CurrentMemoryContext;
+	ExtensionContext ctx;
+
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (OidIsValid(get_extension_oid("unlearn", true)))
+	{
+		enter_extension_context(&ctx);
+		args[0] = Float8GetDatum(unlearn_worker_reanchor_at);
+		args[1] = BoolGetDatum(warm);
+		if (SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'unlearn' "
+						"AND extversion = '" UNLEARN_VERSION "'", true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read pg_extension");
+		if (SPI_processed == 1 &&
+			SPI_execute_with_args("SELECT model FROM unlearn.models WHERE state = 'ready' "
+								  "AND ($2 OR (budget > 0 AND spent >= $1 * budget)) ORDER BY model",
+								  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not list the models");
+		for (i = 0; i < SPI_processed; i++)
+		{
+			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			out = lappend(out, pstrdup(name));
+			MemoryContextSwitchTo(old);
+		}
+		leave_extension_context(&ctx);
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	return out;
+}
+
+/*
+ * beta as the model's last re-anchoring or training left it (its measured
+ * residual), from the ledger; 0 if none is recorded.
+ */
+static double
+measured_spent(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		isnull;
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT spent FROM unlearn.ledger WHERE model = $1 "
+							  "AND (reanchored OR retrained) ORDER BY id DESC LIMIT 1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the ledger");
+	if (SPI_processed != 1)
+		return 0.0;
+	return DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+typedef enum WorkOutcome
+{
+	WORK_NONE,
+	WORK_DONE,
+	WORK_STORE_FULL
+} WorkOutcome;
+
+/*
+ * Re-anchor (or retrain) model `name` if it is due, or, warming, rebuild
+ * its matrices if they are not resident.  Runs in the extension context
+ * inside a transaction of its own.
+ */
+static WorkOutcome
+refresh_model(const char *name, bool warm)
+{
+	UnlearnModel *m;
+	Oid			owner,
+				source;
+	StateVersion version;
+	double		limit;
+	double		spent_before;
+	double	   *matrices;
+	bool		due,
+				retrained = false;
+
+	if (!catalog_model_identity(name, false, true, &owner, &source))
+		return WORK_NONE;		/* dropped meanwhile */
+	lock_source(source);
+	m = catalog_load_model(name, true, true, true);
+	if (m == NULL || m->status != MODEL_READY || !model_owner_may_read(m))
+		return WORK_NONE;
+	limit = budget_limit(m);
+	if (limit > 0 && m->spent >= unlearn_worker_reanchor_at * limit)
+	{
+		double		measured = Min(measured_spent(name), limit);
+
+		due = m->spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
+	}
+	else
+		due = false;
+	if (!due && (!warm || (catalog_state_version(name, &version) &&
+						   state_store_resident(name, &version))))
+		return WORK_NONE;
+	matrices = due ? state_store_buffer(name, model_matrix_doubles(m)) :
+		state_store_buffer_if_room(name, model_matrix_doubles(m));
+	if (matrices == NULL)
+		return WORK_STORE_FULL;
+	spent_before = m->spent;
+	if (!reanchor_into(m, matrices) ||
+		(due && m->retrain_on_exhausted && m->spent > 0.5 * unlearn_worker_reanchor_at * limit))
+	{
+		retrain_or_rest(m, false, NULL);
+		m->retrains++;
+		m->retrained_now = retrained = true;
+	}
+	catalog_update_model(m);
+	catalog_ledger(m, retrained ? "retrain" : due ? "reanchor" : "rebuild", 0, 0, 0.0, retrained);
+	ereport(LOG,
+			(errmsg("unlearn worker: %s model \"%s\": spent %.6g of %.6g, now %.6g",
+					retrained ? "retrained" : due ? "re-anchored" : "rebuilt the matrices of",
+					name, spent_before, limit, m->spent)));
+	return WORK_DONE;
+}
+
+/* one model, in a transaction of its own; an error is logged and skipped */
+static WorkOutcome
+refresh_in_transaction(const char *name, bool warm)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile WorkOutcome outcome = WORK_NONE;
+
+	PG_TRY();
+	{
+		ExtensionContext ctx;
+
+		StartTransactionCommand();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		PushActiveSnapshot(GetTransactionSnapshot());
+		(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+		pgstat_report_activity(STATE_RUNNING, name);
+		enter_extension_context(&ctx);
+		outcome = refresh_model(name, warm);
+		leave_extension_context(&ctx);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return outcome;
+}
+
+void
+unlearn_database_worker_main(Datum arg)
+{
+	bool		warm;
+	List	   *models;
+	ListCell   *lc;
+
+	memcpy(&warm, MyBgworkerEntry->bgw_extra, sizeof(bool));
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	pgstat_report_appname("unlearn worker");
+	models = due_models(warm);
+	foreach(lc, models)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (refresh_in_transaction(lfirst(lc), warm) == WORK_STORE_FULL)
+			warm = false;		/* warm no further: nothing is evicted for it */
+	}
+	proc_exit(0);
+}
+
+void
+worker_init(void)
+{
+	BackgroundWorker launcher;
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	DefineCustomBoolVariable("unlearn.worker",
+							 "Run the maintenance worker.",
+							 "It re-anchors models whose budget is running low and rebuilds the removal "
+							 "matrices after a start-up, in its own transactions.",
+							 &unlearn_worker_enabled, true, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("unlearn.worker_naptime",
+							"Seconds between the maintenance worker's rounds over all databases.",
+							NULL, &worker_naptime, 10, 1, 86400, PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomRealVariable("unlearn.worker_reanchor_at",
+							 "Share of a model's removal budget spent at which the worker re-anchors it.",
+							 "A statement that leaves a model past it wakes the worker.",
+							 &unlearn_worker_reanchor_at, 0.5, 0.05, 1.0, PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = worker_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = worker_shmem_startup;
+
+	memset(&launcher, 0, sizeof(launcher));
+	launcher.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	launcher.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	launcher.bgw_restart_time = 10;
+	strlcpy(launcher.bgw_library_name, "unlearn", BGW_MAXLEN);
+	strlcpy(launcher.bgw_function_name, "unlearn_launcher_main", BGW_MAXLEN);
+	strlcpy(launcher.bgw_name, "unlearn launcher", BGW_MAXLEN);
+	strlcpy(launcher.bgw_type, "unlearn launcher", BGW_MAXLEN);
+	RegisterBackgroundWorker(&launcher);
+}

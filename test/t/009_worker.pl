@@ -1,0 +1,181 @@
+# The maintenance worker: after a restart it rebuilds the removal matrices
+# before any change needs them; when a model's spent budget crosses
+# unlearn.worker_reanchor_at it re-anchors the model in its own
+# transaction, so no user statement pays that pass; it does not re-anchor a
+# model again until the model has spent more; and unlearn.worker = off
+# stops it.  Its work is in the ledger.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use UnlearnNode;
+use Test::More;
+
+my $node = unlearn_node('worker');
+$node->append_conf('postgresql.conf', qq{
+unlearn.worker = on
+unlearn.worker_naptime = 1
+log_min_messages = debug1
+});
+$node->start;
+
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'unlearn launcher'"),
+	'the launcher runs');
+
+$node->safe_psql('postgres', 'CREATE EXTENSION unlearn');
+$node->safe_psql('postgres', $DIGITS_SQL . q{
+CREATE TABLE threes AS SELECT id, (label = 3)::int AS y, pixels FROM digits;
+ALTER TABLE threes ADD PRIMARY KEY (id);
+SELECT count(*) FROM unlearn_train('threes', 'threes', 'y', '{pixels}', sigma => 1, lambda => 1e-3);
+DELETE FROM threes WHERE id = 1;
+});
+
+# the number of log lines matching re, from offset on
+sub log_count
+{
+	my ($re, $offset) = @_;
+	my $log = slurp_file($node->logfile, $offset);
+	my @lines = ($log =~ /$re/g);
+	return scalar @lines;
+}
+
+# wait for the launcher to finish n more rounds (or report n off turns)
+sub wait_rounds
+{
+	my ($re, $n) = @_;
+	my $offset = -s $node->logfile;
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		return 1 if log_count($re, $offset) >= $n;
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
+}
+
+# 1. warm after a restart
+$node->restart;
+ok($node->poll_query_until('postgres', 'SELECT resident FROM unlearn.status'),
+	'after a restart the worker makes the matrices resident without any change');
+is($node->safe_psql('postgres', q{
+SELECT string_agg(operation, ',' ORDER BY id) FROM unlearn.ledger}),
+	'train,delete,rebuild', 'the ledger records the rebuild');
+is($node->safe_psql('postgres', 'SELECT retrains FROM unlearn.models'), '0', 'without retraining');
+$node->safe_psql('postgres', 'DELETE FROM threes WHERE id = 2');
+is($node->safe_psql('postgres', q{
+SELECT reanchored FROM unlearn.ledger ORDER BY id DESC LIMIT 1}), 'f',
+	'the first DELETE after the restart does not rebuild');
+
+# 2. re-anchoring when spent crosses the threshold
+my $at = $node->safe_psql('postgres', 'SHOW unlearn.worker_reanchor_at');
+is($at, '0.5', 'the threshold is half the budget');
+my $id = 3;
+while ($node->safe_psql('postgres', 'SELECT spent < 0.5 * budget FROM unlearn.models') eq 't')
+{
+	$node->safe_psql('postgres', "DELETE FROM threes WHERE id = $id");
+	$id++;
+	last if $id > 1000;
+}
+cmp_ok($id, '<=', 1000, "the budget crossed the threshold after " . ($id - 3) . ' single-row DELETEs');
+ok($node->poll_query_until('postgres', q{
+SELECT count(*) > 0 FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')}),
+	'the worker took the model');
+my ($op, $reanchored, $retrained, $ratio) = split /\|/, $node->safe_psql('postgres', q{
+SELECT l.operation, l.reanchored, l.retrained, l.spent / m.budget
+FROM unlearn.ledger l JOIN unlearn.models m USING (model)
+WHERE operation IN ('reanchor', 'retrain')});
+if ($op eq 'reanchor')
+{
+	ok($reanchored eq 't' && $retrained eq 'f', 'a re-anchoring, recorded as one');
+	cmp_ok($ratio, '<=', 0.25, "it left a measured residual of $ratio of the budget, under half the threshold");
+}
+else
+{
+	ok($retrained eq 't', 'the re-anchoring freed too little: a retraining');
+	cmp_ok($ratio, '<', 0.01, 'with fresh noise, near a zero residual');
+}
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM unlearn.ledger WHERE operation = 'delete' AND (reanchored OR retrained)}),
+	'0', 'no user statement re-anchored or retrained');
+is($node->safe_psql('postgres', 'SELECT certified FROM unlearn_verify(\'threes\')'), 't',
+	'the model is certified');
+
+# 4. the off switch
+$node->safe_psql('postgres', 'ALTER SYSTEM SET unlearn.worker = off');
+$node->reload;
+ok(wait_rounds(qr/unlearn launcher: worker is off/, 1), 'the launcher sees the switch');
+my $before = $node->safe_psql('postgres', q{
+SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')});
+while ($node->safe_psql('postgres', 'SELECT spent < 0.75 * budget FROM unlearn.models') eq 't')
+{
+	$node->safe_psql('postgres', "DELETE FROM threes WHERE id = $id");
+	$id++;
+	last if $id > 1500;
+}
+ok(wait_rounds(qr/unlearn launcher: worker is off/, 3), 'three more turns went by');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')}), $before,
+	'with the worker off, nothing re-anchors the model in the background');
+
+# 5. back on: the model is taken again
+$node->safe_psql('postgres', 'ALTER SYSTEM SET unlearn.worker = on');
+$node->reload;
+ok($node->poll_query_until('postgres', qq{
+SELECT count(*) > $before FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')}),
+	'switched back on, the worker takes the model again');
+is($node->safe_psql('postgres', 'SELECT certified FROM unlearn_verify(\'threes\')'), 't',
+	'still certified');
+
+# 6. re-anchoring that frees too little.  With the exact bound, one
+# statement's spend is the norm of its residual change, so right after one
+# DELETE the measured residual is all but the whole spend: re-anchoring
+# frees almost nothing.  A retraining model is retrained with fresh noise;
+# a suspending one keeps the re-anchoring and is not taken again until it
+# spends more.
+$node->safe_psql('postgres', q{
+ALTER SYSTEM SET unlearn.worker_reanchor_at = 0.05;
+ALTER SYSTEM SET unlearn.worker = off;
+SELECT pg_reload_conf();
+CREATE TABLE fives AS SELECT id, (label = 5)::int AS y, pixels FROM digits;
+ALTER TABLE fives ADD PRIMARY KEY (id);
+SELECT count(*) FROM unlearn_train('keep', 'fives', 'y', '{pixels}', bound => 'exact', on_exhausted => 'suspend');
+SELECT count(*) FROM unlearn_train('renew', 'fives', 'y', '{pixels}', bound => 'exact');
+});
+my $noise = $node->safe_psql('postgres', q{SELECT md5(noise) FROM unlearn.model_state WHERE model = 'renew'});
+# the smallest DELETE (tried and rolled back) that spends 5% to 100% of both budgets
+my $k = 5;
+for (; $k < 1500; $k = int($k * 1.5))
+{
+	my $spend = $node->safe_psql('postgres', qq{
+BEGIN;
+DELETE FROM fives WHERE id <= $k;
+SELECT min(spent / budget) >= 0.05 AND max(spent / budget) < 1 FROM unlearn.models WHERE model IN ('keep', 'renew');
+ROLLBACK;});
+	last if $spend eq 't';
+}
+cmp_ok($k, '<', 1500, "a DELETE of $k rows spends at least 5% of both budgets");
+$node->safe_psql('postgres', qq{
+DELETE FROM fives WHERE id <= $k;
+ALTER SYSTEM SET unlearn.worker = on;
+SELECT pg_reload_conf();});
+ok($node->poll_query_until('postgres', q{
+SELECT count(*) = 2 FROM unlearn.ledger
+WHERE model IN ('keep', 'renew') AND operation IN ('reanchor', 'retrain')}),
+	'the worker took both models');
+is($node->safe_psql('postgres', q{
+SELECT string_agg(model || ':' || operation, ',' ORDER BY model) FROM unlearn.ledger
+WHERE model IN ('keep', 'renew') AND operation IN ('reanchor', 'retrain')}),
+	'keep:reanchor,renew:retrain', 'it re-anchored the suspending model and retrained the other');
+isnt($node->safe_psql('postgres', q{SELECT md5(noise) FROM unlearn.model_state WHERE model = 'renew'}),
+	$noise, 'the retraining drew fresh noise');
+ok(wait_rounds(qr/unlearn launcher: round over/, 3), 'three more rounds went by');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM unlearn.ledger WHERE model = 'keep' AND operation = 'reanchor'}), '1',
+	'the suspending model is not re-anchored again before it spends more');
+is($node->safe_psql('postgres', q{
+SELECT bool_and(certified) FROM unnest(ARRAY['keep', 'renew']) m, unlearn_verify(m)}), 't',
+	'both models are certified');
+
+$node->stop;
+done_testing();
