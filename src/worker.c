@@ -65,7 +65,7 @@ PGDLLEXPORT void unlearn_launcher_main(Datum arg);
 PGDLLEXPORT void unlearn_database_worker_main(Datum arg);
 
 bool		unlearn_worker_enabled = true;
-double		unlearn_worker_reanchor_at = 0.5;
+double		unlearn_worker_reanchor_at = 0.75;
 static int	worker_naptime = 10;
 
 #define MAX_REQUESTS 16
@@ -485,7 +485,7 @@ worker_init(void)
 	DefineCustomRealVariable("unlearn.worker_reanchor_at",
 							 "Share of a model's removal budget spent at which the worker re-anchors it.",
 							 "A statement that leaves a model past it wakes the worker.",
-							 &unlearn_worker_reanchor_at, 0.5, 0.05, 1.0, PGC_SIGHUP, 0,
+							 &unlearn_worker_reanchor_at, 0.75, 0.05, 1.0, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = worker_shmem_request;

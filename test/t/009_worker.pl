@@ -69,9 +69,9 @@ SELECT reanchored FROM unlearn.ledger ORDER BY id DESC LIMIT 1}), 'f',
 
 # 2. re-anchoring when spent crosses the threshold
 my $at = $node->safe_psql('postgres', 'SHOW unlearn.worker_reanchor_at');
-is($at, '0.5', 'the threshold is half the budget');
+is($at, '0.75', 'the threshold is three quarters of the budget');
 my $id = 3;
-while ($node->safe_psql('postgres', 'SELECT spent < 0.5 * budget FROM unlearn.models') eq 't')
+while ($node->safe_psql('postgres', "SELECT spent < $at * budget FROM unlearn.models") eq 't')
 {
 	$node->safe_psql('postgres', "DELETE FROM threes WHERE id = $id");
 	$id++;
@@ -88,7 +88,7 @@ WHERE operation IN ('reanchor', 'retrain')});
 if ($op eq 'reanchor')
 {
 	ok($reanchored eq 't' && $retrained eq 'f', 'a re-anchoring, recorded as one');
-	cmp_ok($ratio, '<=', 0.25, "it left a measured residual of $ratio of the budget, under half the threshold");
+	cmp_ok($ratio, '<=', $at / 2, "it left a measured residual of $ratio of the budget, under half the threshold");
 }
 else
 {
@@ -107,7 +107,7 @@ $node->reload;
 ok(wait_rounds(qr/unlearn launcher: worker is off/, 1), 'the launcher sees the switch');
 my $before = $node->safe_psql('postgres', q{
 SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')});
-while ($node->safe_psql('postgres', 'SELECT spent < 0.75 * budget FROM unlearn.models') eq 't')
+while ($node->safe_psql('postgres', 'SELECT spent < 0.9 * budget FROM unlearn.models') eq 't')
 {
 	$node->safe_psql('postgres', "DELETE FROM threes WHERE id = $id");
 	$id++;
