@@ -21,6 +21,14 @@
  *	  binary through a closed list of built-in types (rows.c), without
  *	  casts, operators or type I/O; every SQL statement names pg_catalog
  *	  or unlearn objects only.
+ *	- A query over a trained table's rows runs as the table's owner (still
+ *	  restricted, row_security off), as VACUUM and ANALYZE do: planning it
+ *	  evaluates the owner's index predicates and expressions and
+ *	  statistics expressions, which may call functions the owner wrote,
+ *	  and those must never run as the extension's owner.  With
+ *	  row_security off, a policy that would hide rows from the owner
+ *	  (FORCE ROW LEVEL SECURITY) is an error, never a silently smaller
+ *	  table.
  *	- The rights checked are the caller's, saved on entry:
  *		training needs SELECT on the label and feature columns and the
  *		TRIGGER privilege on the table (the right to attach code to its
@@ -94,6 +102,26 @@ leave_extension_context(ExtensionContext *ctx)
 {
 	AtEOXact_GUC(false, ctx->nestlevel);
 	SetUserIdAndSecContext(ctx->save_userid, ctx->save_sec_context);
+}
+
+/* read the rows of relid as its owner (see the invariants above) */
+void
+enter_table_owner_context(Oid relid, ExtensionContext *ctx)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	GetUserIdAndSecContext(&ctx->save_userid, &ctx->save_sec_context);
+	ctx->caller = ctx->save_userid;
+	SetUserIdAndSecContext(owner, ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	ctx->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("row_security", "off",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 }
 
 void

@@ -534,7 +534,7 @@ rest_model(UnlearnModel *m, int64 rows)
 void
 retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 {
-	int64		rows = relation_row_count(relation_qualified_name(m->source));
+	int64		rows = relation_row_count(m->source);
 
 	if (rows < m->p)
 	{

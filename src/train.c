@@ -189,21 +189,28 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 	pfree(rank);
 }
 
-/* the number of rows of a relation (a qualified name) */
+/* the number of rows of a table, counted as its owner (privilege.c) */
 int64
-relation_row_count(const char *relation)
+relation_row_count(Oid relid)
 {
+	char	   *relation = relation_qualified_name(relid);
+	ExtensionContext ctx;
 	bool		isnull;
+	int64		count;
 
+	enter_table_owner_context(relid, &ctx);
 	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", relation), false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not count the rows of %s", relation);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	leave_extension_context(&ctx);
+	return count;
 }
 
 /*
- * Read the model's rows from a relation (a table, or a transition table)
- * into a row-major matrix of raw features (unmapped; see map_design).
+ * Read the model's rows from its table (relation: its qualified name), as
+ * the table's owner, into a row-major matrix of raw features (unmapped;
+ * see map_design).
  */
 void
 load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discover)
@@ -214,9 +221,10 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	double	   *raw = NULL;
 	bool		isnull;
 	LabelSet   *labels = NULL;
+	ExtensionContext ctx;
 
 	memset(dm, 0, sizeof(*dm));
-	expected = relation_row_count(relation);
+	expected = relation_row_count(m->source);
 	if (expected == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
@@ -226,6 +234,8 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	if (discover && m->loss == LOSS_LOGISTIC)
 		labels = palloc0(sizeof(LabelSet));
 
+	/* planned and run as the table's owner (privilege.c) */
+	enter_table_owner_context(m->source, &ctx);
 	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, false),
 									   0, NULL, NULL, NULL, false, 0);
 	for (;;)
@@ -289,6 +299,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
+	leave_extension_context(&ctx);
 	dm->n = i;
 	if (labels != NULL)
 		choose_classes(m, labels, dm);

@@ -446,6 +446,7 @@ maintain_model(ModelRows *rows, const char *operation)
 {
 	UnlearnModel *m;
 	double		bound;
+	double		spent_before;
 	instr_time	start;
 	double		t_load,
 				t_apply;
@@ -461,6 +462,7 @@ maintain_model(ModelRows *rows, const char *operation)
 		return;					/* dropped meanwhile, or quarantined */
 	if (m->status == MODEL_READY)
 		catalog_checkout_matrices(m);
+	spent_before = m->spent;
 	map_batch(m, rows->removed);
 	map_batch(m, rows->added);
 	bound = apply_row_changes(m, rows->removed, rows->added);
@@ -469,7 +471,9 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (m->rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
+	/* this statement took the model past the worker's threshold: wake it */
 	if (m->status == MODEL_READY && m->budget > 0 &&
+		spent_before < unlearn_worker_reanchor_at * m->budget &&
 		m->spent >= unlearn_worker_reanchor_at * m->budget)
 		worker_request(MyDatabaseId);
 	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",

@@ -242,7 +242,7 @@ extern void decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, dou
 						   char **label, double *label_value);
 
 /* train.c */
-extern int64 relation_row_count(const char *relation);
+extern int64 relation_row_count(Oid relid);
 extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 						bool discover_classes);
 extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
@@ -300,6 +300,7 @@ typedef struct ExtensionContext
 } ExtensionContext;
 extern void enter_extension_context(ExtensionContext *ctx);
 extern void leave_extension_context(ExtensionContext *ctx);
+extern void enter_table_owner_context(Oid relid, ExtensionContext *ctx);
 extern void check_model_owner(UnlearnModel *m, Oid caller);
 extern void check_model_dropper(UnlearnModel *m, Oid caller);
 extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);

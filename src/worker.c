@@ -352,37 +352,53 @@ typedef enum WorkOutcome
  * its matrices if they are not resident.  Runs in the extension context
  * inside a transaction of its own.
  */
+/* the work m needs: re-anchoring (due), rebuilding (warm), or none */
+static WorkOutcome
+work_needed(UnlearnModel *m, bool warm, bool *due)
+{
+	double		limit = budget_limit(m);
+	StateVersion version;
+
+	*due = false;
+	if (m->status != MODEL_READY || !model_owner_may_read(m))
+		return WORK_NONE;
+	if (unlearn_reanchor && limit > 0 && m->spent >= unlearn_worker_reanchor_at * limit)
+	{
+		double		measured = Min(measured_spent(m->name), limit);
+
+		*due = m->spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
+	}
+	if (*due || (warm && !(catalog_state_version(m->name, &version) &&
+						   state_store_resident(m->name, &version))))
+		return WORK_DONE;
+	return WORK_NONE;
+}
+
+/*
+ * Re-anchor (or retrain) model `name` if it is due, or, warming, rebuild
+ * its matrices if they are not resident.  Decides first without locks,
+ * so that a model with nothing to do never queues a lock in its table's
+ * writers' way; then locks as unlearn_retrain does and decides again.
+ * Runs in the extension context inside a transaction of its own.
+ */
 static WorkOutcome
 refresh_model(const char *name, bool warm)
 {
 	UnlearnModel *m;
-	Oid			owner,
-				source;
-	StateVersion version;
 	double		limit;
 	double		spent_before;
 	double	   *matrices;
 	bool		due,
 				retrained = false;
 
-	if (!catalog_model_identity(name, false, true, &owner, &source))
-		return WORK_NONE;		/* dropped meanwhile */
-	lock_source(source);
+	m = catalog_load_model(name, true, false, true);
+	if (m == NULL || work_needed(m, warm, &due) == WORK_NONE)
+		return WORK_NONE;
+	lock_source(m->source);
 	m = catalog_load_model(name, true, true, true);
-	if (m == NULL || m->status != MODEL_READY || !model_owner_may_read(m))
+	if (m == NULL || work_needed(m, warm, &due) == WORK_NONE)
 		return WORK_NONE;
 	limit = budget_limit(m);
-	if (limit > 0 && m->spent >= unlearn_worker_reanchor_at * limit)
-	{
-		double		measured = Min(measured_spent(name), limit);
-
-		due = m->spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
-	}
-	else
-		due = false;
-	if (!due && (!warm || (catalog_state_version(name, &version) &&
-						   state_store_resident(name, &version))))
-		return WORK_NONE;
 	matrices = due ? state_store_buffer(name, model_matrix_doubles(m)) :
 		state_store_buffer_if_room(name, model_matrix_doubles(m));
 	if (matrices == NULL)

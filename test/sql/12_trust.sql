@@ -162,8 +162,38 @@ DELETE FROM tr_secret WHERE id = 10;
 SELECT state, coef IS NULL AS withheld FROM unlearn.models
 WHERE model = 'tr_victim_model';
 
+-- 14. an index predicate calling a function of the table's owner: planning
+-- a read of the rows evaluates it (in a new session, whose relation cache
+-- is empty), and it must run as the table's owner, never as the
+-- extension's superuser: at training, and at a rebuild inside another
+-- role's DELETE
+SET ROLE tr_attacker;
+CREATE TABLE tr_pred (id int PRIMARY KEY, x1 float8, x2 float8, y int);
+INSERT INTO tr_pred SELECT i, i % 7, i % 5, i % 2 FROM generate_series(1, 100) i;
+CREATE FUNCTION tr_probe(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'tr_probe ran as a superuser';
+	END IF;
+	RETURN true;
+END $$;
+CREATE INDEX tr_pred_probe ON tr_pred (x1) WHERE tr_probe(1);
+GRANT SELECT, DELETE ON tr_pred TO tr_victim;
+RESET ROLE;
+\c
+SET ROLE tr_attacker;
+SELECT model FROM unlearn_train('tr_pred_model', 'tr_pred', 'y', '{x1,x2}', sigma => 100);
+SELECT unlearn_evict('tr_pred_model');
+RESET ROLE;
+\c
+SET ROLE tr_victim;
+DELETE FROM tr_pred WHERE id = 1;
+RESET ROLE;
+SELECT operation FROM unlearn.ledger WHERE model = 'tr_pred_model' ORDER BY id;
+
 SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'tr\_%' ORDER BY model;
-DROP TABLE tr_secret, tr_own, tr_enum, tr_dates, tr_float, tr_nan, tr_tmp;
+DROP TABLE tr_secret, tr_own, tr_enum, tr_dates, tr_float, tr_nan, tr_pred;
+DROP FUNCTION tr_probe(int);
 DROP CAST (tr_mood AS text);
 DROP FUNCTION tr_evil(tr_mood);
 DROP TYPE tr_mood;
