@@ -524,24 +524,32 @@ reserve_entry(const StoreKey *key)
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool reserved = false;
+	StoreEntry *e;
 
 	if (!store_attach())
 		return false;
+	/* the common case: the entry is there (finding allocates nothing) */
+	e = dshash_find(table, key, false);
+	if (e != NULL)
+	{
+		dshash_release_lock(table, e);
+		return true;
+	}
 	BeginInternalSubTransaction(NULL);
 	PG_TRY();
 	{
 		bool		found;
-		StoreEntry *e = dshash_find_or_insert(table, key, &found);
+		StoreEntry *inserted = dshash_find_or_insert(table, key, &found);
 
 		if (!found)
 		{
-			e->version.xmin = InvalidTransactionId;
-			ItemPointerSetInvalid((ItemPointer) &e->version.ctid);
-			e->chunk = InvalidDsaPointer;
-			e->offset = e->ndoubles = 0;
-			pg_atomic_init_u64(&e->last_used, pg_atomic_fetch_add_u64(&control->clock, 1));
+			inserted->version.xmin = InvalidTransactionId;
+			ItemPointerSetInvalid((ItemPointer) &inserted->version.ctid);
+			inserted->chunk = InvalidDsaPointer;
+			inserted->offset = inserted->ndoubles = 0;
+			pg_atomic_init_u64(&inserted->last_used, pg_atomic_fetch_add_u64(&control->clock, 1));
 		}
-		dshash_release_lock(table, e);
+		dshash_release_lock(table, inserted);
 		reserved = true;
 		ReleaseCurrentSubTransaction();
 	}
@@ -607,6 +615,8 @@ state_store_forget(const char *model)
 {
 	PrivateBuffer *b = MemoryContextAllocZero(TopMemoryContext, sizeof(PrivateBuffer));
 
+	/* attach now: the commit that drops the entry must not allocate */
+	(void) store_attach();
 	make_key(&b->key, model);
 	b->subxact = GetCurrentSubTransactionId();
 	b->forget = true;
