@@ -489,6 +489,58 @@ catalog_lock_model(const char *name)
 		elog(ERROR, "could not lock model \"%s\"", name);
 }
 
+/*
+ * The ready models whose spent budget is at least share times eps' (all
+ * ready models if every), in name order: the maintenance worker's
+ * candidates.  The list is in the caller's memory context.
+ */
+List *
+catalog_ready_models(double share, bool every)
+{
+	Oid			argtypes[2] = {FLOAT8OID, BOOLOID};
+	Datum		args[2];
+	List	   *out = NIL;
+	MemoryContext cxt = CurrentMemoryContext;
+	uint64		i;
+
+	args[0] = Float8GetDatum(share);
+	args[1] = BoolGetDatum(every);
+	if (SPI_execute_with_args("SELECT model FROM unlearn.models WHERE state = 'ready' "
+							  "AND ($2 OR (budget > 0 AND spent >= $1 * budget)) ORDER BY model",
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the models");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		out = lappend(out, pstrdup(name));
+		MemoryContextSwitchTo(old);
+	}
+	return out;
+}
+
+/*
+ * beta as name's last re-anchoring or training left it (its measured
+ * residual), from the ledger; 0 if none is recorded.
+ */
+double
+catalog_measured_spent(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		isnull;
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT spent FROM unlearn.ledger WHERE model = $1 "
+							  "AND (reanchored OR retrained) ORDER BY id DESC LIMIT 1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the ledger of model \"%s\"", name);
+	if (SPI_processed != 1)
+		return 0.0;
+	return DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
 /* The models trained on relid with their owners, in name order (the lock order). */
 List *
 catalog_models_of_relation(Oid relid)

@@ -475,7 +475,7 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (m->status == MODEL_READY && m->budget > 0 &&
 		spent_before < unlearn_worker_reanchor_at * m->budget &&
 		m->spent >= unlearn_worker_reanchor_at * m->budget)
-		worker_request(MyDatabaseId);
+		worker_request();
 	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
 		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }

@@ -269,6 +269,8 @@ typedef struct ModelRef
 	Oid			owner;
 } ModelRef;
 extern List *catalog_models_of_relation(Oid relid);
+extern List *catalog_ready_models(double share, bool every);
+extern double catalog_measured_spent(const char *name);
 extern void catalog_load_state(UnlearnModel *m, bool for_update);
 extern void catalog_checkout_matrices(UnlearnModel *m);
 extern bool catalog_state_version(const char *name, StateVersion *version);
@@ -351,7 +353,7 @@ extern void trigger_init(void);
 extern bool unlearn_worker_enabled;
 extern double unlearn_worker_reanchor_at;
 extern void worker_init(void);
-extern void worker_request(Oid database);
+extern void worker_request(void);
 
 /* unlearn.c */
 extern bool unlearn_changing_triggers;

@@ -7,11 +7,12 @@
  *
  * A launcher (a static background worker, started once recovery is over,
  * connected to no database) wakes every unlearn.worker_naptime seconds, or
- * at once when a statement leaves a model's spent budget past
- * unlearn.worker_reanchor_at of its limit (worker_request).  For each
- * database it starts one short-lived worker, one at a time, which, if the
- * database has this version of the extension, takes each model due, each
- * in its own transaction, as the extension's owner (privilege.c):
+ * at once when a transaction commits a statement that took a model's
+ * spent budget past unlearn.worker_reanchor_at of it (worker_request).
+ * For each database it starts one short-lived worker, one at a time,
+ * which, if the database has this version of the extension, takes each
+ * model due, each in its own transaction, as the extension's owner
+ * (privilege.c):
  *
  *	- due: with a = unlearn.worker_reanchor_at and r the residual its last
  *	  re-anchoring or training measured (ledger), beta - r >= a (eps' - r):
@@ -28,8 +29,10 @@
  *	  ready model that are not resident (ledger 'rebuild'), while they fit
  *	  the store without evicting anything.
  *
- * Each model's work takes the same locks as unlearn_retrain (SHARE on the
- * table, then the model row), with lock_timeout set, so a busy model is
+ * Whether a model needs work is decided before any lock, so a model with
+ * nothing to do never queues a lock in its writers' way; its work then
+ * takes the same locks as unlearn_retrain (SHARE on the table, then the
+ * model row) and decides again, with lock_timeout set, so a busy model is
  * skipped and taken in the next round.  The work is the same as that of a
  * statement that finds its budget exhausted or its matrices missing, done
  * earlier and off the user's path.
@@ -111,19 +114,14 @@ worker_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/*
- * A statement left a model of database past the threshold: wake the
- * launcher to take that database now rather than at its next round.
- */
-void
-worker_request(Oid database)
+/* wake the launcher to take database now rather than at its next round */
+static void
+wake_launcher(Oid database)
 {
 	int			procno;
 	int			i;
 	bool		listed = false;
 
-	if (shared == NULL || !unlearn_worker_enabled)
-		return;
 	SpinLockAcquire(&shared->mutex);
 	for (i = 0; i < shared->nrequests; i++)
 		listed |= shared->requests[i] == database;
@@ -135,6 +133,42 @@ worker_request(Oid database)
 	SpinLockRelease(&shared->mutex);
 	if (procno >= 0)
 		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+static bool wake_at_commit = false;
+
+/*
+ * A statement took a model of this database past the threshold: wake the
+ * launcher once this transaction commits (before that, the worker would
+ * not see the change).
+ */
+void
+worker_request(void)
+{
+	if (shared != NULL && unlearn_worker_enabled)
+		wake_at_commit = true;
+}
+
+static void
+worker_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && wake_at_commit)
+		wake_launcher(MyDatabaseId);
+	if (event != XACT_EVENT_PRE_COMMIT && event != XACT_EVENT_PARALLEL_PRE_COMMIT &&
+		event != XACT_EVENT_PRE_PREPARE)
+		wake_at_commit = false;
+}
+
+/* are databases waiting to be visited? */
+static bool
+requests_waiting(void)
+{
+	bool		waiting;
+
+	SpinLockAcquire(&shared->mutex);
+	waiting = shared->nrequests > 0 || shared->overflow;
+	SpinLockRelease(&shared->mutex);
+	return waiting;
 }
 
 /* the databases a round visits: those asked for, or (all) every one */
@@ -264,6 +298,9 @@ unlearn_launcher_main(Datum arg)
 		}
 		else
 			elog(DEBUG1, "unlearn launcher: worker is off");
+		/* a request that came during the round (its wake-up was consumed) */
+		if (unlearn_worker_enabled && requests_waiting())
+			continue;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 worker_naptime * 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -272,16 +309,13 @@ unlearn_launcher_main(Datum arg)
 
 /*
  * The ready models of this database to look at, or NIL without this
- * version of unlearn.  The query runs in the extension context: its
+ * version of unlearn.  The queries run in the extension context: its
  * search_path holds nothing a database's roles can define.
  */
 static List *
 due_models(bool warm)
 {
 	List	   *out = NIL;
-	Oid			argtypes[2] = {FLOAT8OID, BOOLOID};
-	Datum		args[2];
-	uint64		i;
 	MemoryContext cxt = CurrentMemoryContext;
 	ExtensionContext ctx;
 
@@ -292,22 +326,14 @@ due_models(bool warm)
 	if (OidIsValid(get_extension_oid("unlearn", true)))
 	{
 		enter_extension_context(&ctx);
-		args[0] = Float8GetDatum(unlearn_worker_reanchor_at);
-		args[1] = BoolGetDatum(warm);
 		if (SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'unlearn' "
 						"AND extversion = '" UNLEARN_VERSION "'", true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read pg_extension");
-		if (SPI_processed == 1 &&
-			SPI_execute_with_args("SELECT model FROM unlearn.models WHERE state = 'ready' "
-								  "AND ($2 OR (budget > 0 AND spent >= $1 * budget)) ORDER BY model",
-								  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not list the models");
-		for (i = 0; i < SPI_processed; i++)
+		if (SPI_processed == 1)
 		{
-			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 			MemoryContext old = MemoryContextSwitchTo(cxt);
 
-			out = lappend(out, pstrdup(name));
+			out = catalog_ready_models(unlearn_worker_reanchor_at, warm);
 			MemoryContextSwitchTo(old);
 		}
 		leave_extension_context(&ctx);
@@ -319,27 +345,6 @@ due_models(bool warm)
 	return out;
 }
 
-/*
- * beta as the model's last re-anchoring or training left it (its measured
- * residual), from the ledger; 0 if none is recorded.
- */
-static double
-measured_spent(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT spent FROM unlearn.ledger WHERE model = $1 "
-							  "AND (reanchored OR retrained) ORDER BY id DESC LIMIT 1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the ledger");
-	if (SPI_processed != 1)
-		return 0.0;
-	return DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
 typedef enum WorkOutcome
 {
 	WORK_NONE,
@@ -348,30 +353,26 @@ typedef enum WorkOutcome
 } WorkOutcome;
 
 /*
- * Re-anchor (or retrain) model `name` if it is due, or, warming, rebuild
- * its matrices if they are not resident.  Runs in the extension context
- * inside a transaction of its own.
+ * Does m need the worker?  *due: its budget is due for a re-anchoring;
+ * otherwise, warming, its matrices may not be resident.
  */
-/* the work m needs: re-anchoring (due), rebuilding (warm), or none */
-static WorkOutcome
-work_needed(UnlearnModel *m, bool warm, bool *due)
+static bool
+needs_work(UnlearnModel *m, bool warm, bool *due)
 {
 	double		limit = budget_limit(m);
 	StateVersion version;
 
 	*due = false;
 	if (m->status != MODEL_READY || !model_owner_may_read(m))
-		return WORK_NONE;
+		return false;
 	if (unlearn_reanchor && limit > 0 && m->spent >= unlearn_worker_reanchor_at * limit)
 	{
-		double		measured = Min(measured_spent(m->name), limit);
+		double		measured = Min(catalog_measured_spent(m->name), limit);
 
 		*due = m->spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
 	}
-	if (*due || (warm && !(catalog_state_version(m->name, &version) &&
-						   state_store_resident(m->name, &version))))
-		return WORK_DONE;
-	return WORK_NONE;
+	return *due || (warm && !(catalog_state_version(m->name, &version) &&
+							  state_store_resident(m->name, &version)));
 }
 
 /*
@@ -392,11 +393,11 @@ refresh_model(const char *name, bool warm)
 				retrained = false;
 
 	m = catalog_load_model(name, true, false, true);
-	if (m == NULL || work_needed(m, warm, &due) == WORK_NONE)
+	if (m == NULL || !needs_work(m, warm, &due))
 		return WORK_NONE;
 	lock_source(m->source);
 	m = catalog_load_model(name, true, true, true);
-	if (m == NULL || work_needed(m, warm, &due) == WORK_NONE)
+	if (m == NULL || !needs_work(m, warm, &due))
 		return WORK_NONE;
 	limit = budget_limit(m);
 	matrices = due ? state_store_buffer(name, model_matrix_doubles(m)) :
@@ -471,6 +472,9 @@ unlearn_database_worker_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	/* what a database's owner may set for it must not stop or mislead the worker */
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	pgstat_report_appname("unlearn worker");
 	models = due_models(warm);
 	foreach(lc, models)
@@ -500,9 +504,10 @@ worker_init(void)
 							NULL, NULL, NULL);
 	DefineCustomRealVariable("unlearn.worker_reanchor_at",
 							 "Share of a model's removal budget spent at which the worker re-anchors it.",
-							 "A statement that leaves a model past it wakes the worker.",
+							 "A transaction that takes a model past it wakes the worker when it commits.",
 							 &unlearn_worker_reanchor_at, 0.75, 0.05, 1.0, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
+	RegisterXactCallback(worker_xact_callback, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = worker_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -177,5 +177,61 @@ is($node->safe_psql('postgres', q{
 SELECT bool_and(certified) FROM unnest(ARRAY['keep', 'renew']) m, unlearn_verify(m)}), 't',
 	'both models are certified');
 
+# 7. a hostile database owner.  It makes transactions read-only by default
+# on its database (which every session there, the worker's included,
+# inherits)
+# and puts an index on its table whose predicate calls its own function,
+# which the planning of the worker's read of the rows evaluates.  The
+# worker still re-anchors its model, and the function runs as that owner.
+$node->safe_psql('postgres', q{
+ALTER SYSTEM RESET unlearn.worker_reanchor_at;
+SELECT pg_reload_conf();
+CREATE ROLE dbo LOGIN;
+CREATE DATABASE hostile OWNER dbo;
+});
+$node->safe_psql('hostile', 'CREATE EXTENSION unlearn');
+$node->safe_psql('hostile', q{SET ROLE dbo;} . $DIGITS_SQL . q{
+CREATE TABLE sevens AS SELECT id, (label = 7)::int AS y, pixels FROM digits;
+ALTER TABLE sevens ADD PRIMARY KEY (id);
+CREATE FUNCTION probe(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'probe ran as a superuser';
+	END IF;
+	RETURN true;
+END $$;
+CREATE INDEX sevens_probe ON sevens (y) WHERE probe(1);
+SELECT count(*) FROM unlearn_train('sevens', 'sevens', 'y', '{pixels}', sigma => 1);
+ALTER DATABASE hostile SET default_transaction_read_only = on;
+});
+$node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SET ROLE dbo;
+DO $$
+DECLARE
+	i int := 1;
+BEGIN
+	WHILE (SELECT spent < 0.8 * budget FROM unlearn.models WHERE model = 'sevens') LOOP
+		DELETE FROM sevens WHERE id = i;
+		i := i + 1;
+	END LOOP;
+END $$;
+});
+# (poll_query_until cannot change the setting first)
+my $taken = 0;
+for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	$taken = $node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SELECT count(*) > 0 FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')});
+	last if $taken eq 't';
+	select(undef, undef, undef, 0.1);
+}
+is($taken, 't', "the worker took the model in the hostile owner's database");
+is($node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SET ROLE dbo;
+SELECT certified FROM unlearn_verify('sevens')}), 't', 'and it is certified');
+
 $node->stop;
 done_testing();
