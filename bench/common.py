@@ -61,6 +61,19 @@ def ensure_extension(conn):
     return one(conn, "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'")
 
 
+def fresh_copy(conn, table, source, select="*"):
+    """table := a copy of source (select: its column list) with a primary
+    key on id, vacuumed, and no model on it (models on an older table are
+    dropped first)."""
+    for (name,) in execute(conn, "SELECT model FROM unlearn.models WHERE source::text = %s",
+                           (table,)):
+        execute(conn, "SELECT unlearn_drop(%s)", (name,))
+    execute(conn, "DROP TABLE IF EXISTS %s" % table)
+    execute(conn, "CREATE TABLE %s AS SELECT %s FROM %s" % (table, select, source))
+    execute(conn, "ALTER TABLE %s ADD PRIMARY KEY (id)" % table)
+    execute(conn, "VACUUM ANALYZE %s" % table)
+
+
 def model_row(conn, model):
     """The model's catalog row as a dict (None if it does not exist)."""
     with conn.cursor() as cur:

@@ -47,14 +47,7 @@ ERRORS = []
 
 def fresh_table(conn):
     """bench_rm := a copy of tshirt_shirt, without any model on it."""
-    if C.one(conn, "SELECT to_regclass(%s)", (TABLE,)) is not None:
-        for (name,) in C.execute(conn, "SELECT model FROM unlearn.models WHERE source = %s::regclass",
-                                 (TABLE,)):
-            C.execute(conn, "SELECT unlearn_drop(%s)", (name,))
-    C.execute(conn, "DROP TABLE IF EXISTS %s" % TABLE)
-    C.execute(conn, "CREATE TABLE %s AS SELECT * FROM %s" % (TABLE, SOURCE))
-    C.execute(conn, "ALTER TABLE %s ADD PRIMARY KEY (id)" % TABLE)
-    C.execute(conn, "VACUUM ANALYZE %s" % TABLE)
+    C.fresh_copy(conn, TABLE, SOURCE)
     return [r[0] for r in C.execute(conn, "SELECT id FROM %s ORDER BY id" % TABLE)]
 
 

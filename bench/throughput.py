@@ -54,16 +54,10 @@ WHERE id = (SELECT max(id) FROM {table} WHERE id BETWEEN :lo AND :hi);
 
 
 def fresh_table(conn, with_model):
-    for (name,) in C.execute(conn, "SELECT model FROM unlearn.models WHERE source::text = %s",
-                             (TABLE,)):
-        C.execute(conn, "SELECT unlearn_drop(%s)", (name,))
-    C.execute(conn, "DROP TABLE IF EXISTS %s" % TABLE)
+    # ids 1..n, so that each client's slice of ids holds rows
+    C.fresh_copy(conn, TABLE, SOURCE, "(row_number() OVER (ORDER BY id))::int AS id, is_shirt, pixels")
     C.execute(conn, "DROP SEQUENCE IF EXISTS %s_extra" % TABLE)
-    C.execute(conn, "CREATE TABLE %s AS SELECT (row_number() OVER (ORDER BY id))::int AS id, "
-              "is_shirt, pixels FROM %s" % (TABLE, SOURCE))
-    C.execute(conn, "ALTER TABLE %s ADD PRIMARY KEY (id)" % TABLE)
     C.execute(conn, "CREATE SEQUENCE %s_extra START 1000000" % TABLE)
-    C.execute(conn, "VACUUM ANALYZE %s" % TABLE)
     if with_model:
         C.execute(conn, "SELECT count(*) FROM unlearn_train('tp', %s, 'is_shirt', '{pixels}', "
                   "sigma => %s)", (TABLE, SIGMA))

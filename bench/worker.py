@@ -29,13 +29,7 @@ SIGMA = 10.0
 
 
 def fresh(conn):
-    for (name,) in C.execute(conn, "SELECT model FROM unlearn.models WHERE source::text = %s",
-                             (TABLE,)):
-        C.execute(conn, "SELECT unlearn_drop(%s)", (name,))
-    C.execute(conn, "DROP TABLE IF EXISTS %s" % TABLE)
-    C.execute(conn, "CREATE TABLE %s AS SELECT id, is_shirt, pixels FROM %s" % (TABLE, SOURCE))
-    C.execute(conn, "ALTER TABLE %s ADD PRIMARY KEY (id)" % TABLE)
-    C.execute(conn, "VACUUM ANALYZE %s" % TABLE)
+    C.fresh_copy(conn, TABLE, SOURCE, "id, is_shirt, pixels")
     C.execute(conn, "SELECT count(*) FROM unlearn_train('wk', %s, 'is_shirt', '{pixels}', "
               "sigma => %s)", (TABLE, SIGMA))
     return [r[0] for r in C.execute(conn, "SELECT id FROM %s ORDER BY id" % TABLE)]
