@@ -471,11 +471,7 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (m->rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
-	/* this statement took the model past the worker's threshold: wake it */
-	if (m->status == MODEL_READY && m->budget > 0 &&
-		spent_before < unlearn_worker_reanchor_at * m->budget &&
-		m->spent >= unlearn_worker_reanchor_at * m->budget)
-		worker_request();
+	worker_note_change(m, spent_before);
 	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
 		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }

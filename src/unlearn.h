@@ -350,10 +350,8 @@ extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_
 extern void trigger_init(void);
 
 /* worker.c */
-extern bool unlearn_worker_enabled;
-extern double unlearn_worker_reanchor_at;
 extern void worker_init(void);
-extern void worker_request(void);
+extern void worker_note_change(UnlearnModel *m, double spent_before);
 
 /* unlearn.c */
 extern bool unlearn_changing_triggers;

@@ -7,12 +7,11 @@
  *
  * A launcher (a static background worker, started once recovery is over,
  * connected to no database) wakes every unlearn.worker_naptime seconds, or
- * at once when a transaction commits a statement that took a model's
- * spent budget past unlearn.worker_reanchor_at of it (worker_request).
- * For each database it starts one short-lived worker, one at a time,
- * which, if the database has this version of the extension, takes each
- * model due, each in its own transaction, as the extension's owner
- * (privilege.c):
+ * at once when a transaction commits a statement that made a model's
+ * re-anchoring due (worker_note_change).  For each database it starts
+ * one short-lived worker, one at a time, which, if the database has this
+ * version of the extension, takes each model due, each in its own
+ * transaction, as the extension's owner (privilege.c):
  *
  *	- due: with a = unlearn.worker_reanchor_at and r the residual its last
  *	  re-anchoring or training measured (ledger), beta - r >= a (eps' - r):
@@ -67,8 +66,8 @@
 PGDLLEXPORT void unlearn_launcher_main(Datum arg);
 PGDLLEXPORT void unlearn_database_worker_main(Datum arg);
 
-bool		unlearn_worker_enabled = true;
-double		unlearn_worker_reanchor_at = 0.75;
+static bool unlearn_worker_enabled = true;
+static double unlearn_worker_reanchor_at = 0.75;
 static int	worker_naptime = 10;
 
 #define MAX_REQUESTS 16
@@ -138,14 +137,38 @@ wake_launcher(Oid database)
 static bool wake_at_commit = false;
 
 /*
- * A statement took a model of this database past the threshold: wake the
- * launcher once this transaction commits (before that, the worker would
- * not see the change).
+ * Is a re-anchoring due for m at spent budget beta, given the residual r
+ * measured by its last re-anchoring or training?  With a =
+ * unlearn.worker_reanchor_at: beta - r >= a (eps' - r), the share a of
+ * what that measurement left (at first, r ~ 0, beta >= a eps').
+ */
+static bool
+reanchor_due(UnlearnModel *m, double spent, double measured)
+{
+	double		limit = budget_limit(m);
+
+	measured = Min(measured, limit);
+	return unlearn_reanchor && limit > 0 &&
+		spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
+}
+
+/*
+ * A statement changed m, whose budget stood at spent_before: if that made
+ * a re-anchoring due, wake the launcher once this transaction commits
+ * (before that, the worker would not see the change).  Only the statement
+ * that makes it due wakes it; a model the worker could not take waits for
+ * the next round.
  */
 void
-worker_request(void)
+worker_note_change(UnlearnModel *m, double spent_before)
 {
-	if (shared != NULL && unlearn_worker_enabled)
+	double		measured;
+
+	if (shared == NULL || !unlearn_worker_enabled || m->status != MODEL_READY ||
+		m->spent < unlearn_worker_reanchor_at * budget_limit(m))
+		return;					/* not due whatever was measured */
+	measured = catalog_measured_spent(m->name);
+	if (reanchor_due(m, m->spent, measured) && !reanchor_due(m, spent_before, measured))
 		wake_at_commit = true;
 }
 
@@ -359,18 +382,13 @@ typedef enum WorkOutcome
 static bool
 needs_work(UnlearnModel *m, bool warm, bool *due)
 {
-	double		limit = budget_limit(m);
 	StateVersion version;
 
 	*due = false;
 	if (m->status != MODEL_READY || !model_owner_may_read(m))
 		return false;
-	if (unlearn_reanchor && limit > 0 && m->spent >= unlearn_worker_reanchor_at * limit)
-	{
-		double		measured = Min(catalog_measured_spent(m->name), limit);
-
-		*due = m->spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
-	}
+	if (m->spent >= unlearn_worker_reanchor_at * budget_limit(m))
+		*due = reanchor_due(m, m->spent, catalog_measured_spent(m->name));
 	return *due || (warm && !(catalog_state_version(m->name, &version) &&
 							  state_store_resident(m->name, &version)));
 }

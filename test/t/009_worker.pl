@@ -101,6 +101,36 @@ SELECT count(*) FROM unlearn.ledger WHERE operation = 'delete' AND (reanchored O
 is($node->safe_psql('postgres', 'SELECT certified FROM unlearn_verify(\'threes\')'), 't',
 	'the model is certified');
 
+# 3. the wake-up: with rounds an hour apart, only the commit of the
+# statement that makes a re-anchoring due brings the worker, twice more
+# (one re-anchoring of section 2 may still have been on its way), each
+# before any statement has to re-anchor: the due point counts from the
+# residual the previous re-anchoring measured
+$node->safe_psql('postgres', q{
+ALTER SYSTEM SET unlearn.worker_naptime = '1h';
+SELECT pg_reload_conf();
+});
+my $worker_ops = q{
+SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')};
+my $taken_before = $node->safe_psql('postgres', $worker_ops);
+my $taken = $taken_before;
+my $from = $id;
+while ($taken < $taken_before + 2 && $id <= 1500)
+{
+	$node->safe_psql('postgres', "DELETE FROM threes WHERE id = $id");
+	$id++;
+	$taken = $node->safe_psql('postgres', $worker_ops);
+}
+is($taken, $taken_before + 2,
+	'wake-ups brought the worker twice more in ' . ($id - $from) . ' single-row DELETEs');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM unlearn.ledger WHERE operation = 'delete' AND (reanchored OR retrained)}),
+	'0', 'still no user statement re-anchored or retrained');
+$node->safe_psql('postgres', q{
+ALTER SYSTEM RESET unlearn.worker_naptime;
+SELECT pg_reload_conf();
+});
+
 # 4. the off switch
 $node->safe_psql('postgres', 'ALTER SYSTEM SET unlearn.worker = off');
 $node->reload;
