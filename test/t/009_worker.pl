@@ -248,16 +248,16 @@ BEGIN
 END $$;
 });
 # (poll_query_until cannot change the setting first)
-my $taken = 0;
+my $hostile_taken = 'f';
 for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
 {
-	$taken = $node->safe_psql('hostile', q{
+	$hostile_taken = $node->safe_psql('hostile', q{
 SET default_transaction_read_only = off;
 SELECT count(*) > 0 FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')});
-	last if $taken eq 't';
+	last if $hostile_taken eq 't';
 	select(undef, undef, undef, 0.1);
 }
-is($taken, 't', "the worker took the model in the hostile owner's database");
+is($hostile_taken, 't', "the worker took the model in the hostile owner's database");
 is($node->safe_psql('hostile', q{
 SET default_transaction_read_only = off;
 SET ROLE dbo;
