@@ -52,13 +52,18 @@ CREATE TABLE unlearn.models (
 	steps		text NOT NULL CHECK (steps IN ('row', 'statement')),
 	coef		float8[],
 	trained_at	timestamptz NOT NULL,
-	updated_at	timestamptz NOT NULL
+	updated_at	timestamptz NOT NULL,
+	preprocess	text NOT NULL DEFAULT 'none' CHECK (preprocess IN ('standardize', 'declared', 'none')),
+	centre		float8[],
+	spread		float8[]
 );
 CREATE INDEX ON unlearn.models (source);
 
 COMMENT ON TABLE unlearn.models IS 'one row per unlearn model: metadata, coefficients and removal budget';
 COMMENT ON COLUMN unlearn.models.dims IS 'number of input features d (the intercept, when present, is one more coefficient)';
-COMMENT ON COLUMN unlearn.models.scale IS 'row map: x -> (x, 1) / max(scale, ||(x, 1)||)';
+COMMENT ON COLUMN unlearn.models.scale IS 'row map: z = ((x - centre) / spread, 1), x -> z / max(scale, ||z||); scale = sqrt(weights per class)';
+COMMENT ON COLUMN unlearn.models.preprocess IS 'where centre and spread come from: standardize (mean and standard deviation of the rows the model reflects, on a power-of-two grid, kept so by retraining), declared (given at training) or none (the identity)';
+COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array column); NULL while a standardize model withholds its weights';
 COMMENT ON COLUMN unlearn.models.rows IS 'rows the model reflects now';
 COMMENT ON COLUMN unlearn.models.reg IS 'Lambda = lambda * trained_rows, frozen at (re)training';
 COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual budget of the analytic Gaussian mechanism';
@@ -79,11 +84,12 @@ CREATE TABLE unlearn.model_state (
 	anchor		bytea NOT NULL,
 	gram_bound	float8 NOT NULL,
 	class_spent float8[] NOT NULL,
-	weight_sum	float8[] NOT NULL
+	weight_sum	float8[] NOT NULL,
+	column_sums float8[]
 );
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
-COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class';
+COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, and the column sums of the standardize map';
 
 CREATE TABLE unlearn.ledger (
 	id			bigserial PRIMARY KEY,
@@ -151,7 +157,7 @@ SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger_id_seq', '');
 CREATE FUNCTION unlearn._train(model text, source regclass, label text, features text[],
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
-	replace boolean, verbose boolean)
+	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[])
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -198,15 +204,18 @@ CREATE FUNCTION unlearn_train(
 	on_exhausted text DEFAULT 'retrain',
 	steps text DEFAULT 'statement',
 	replace boolean DEFAULT false,
-	verbose boolean DEFAULT false)
+	verbose boolean DEFAULT false,
+	preprocess text DEFAULT 'standardize',
+	centre float8[] DEFAULT NULL,
+	spread float8[] DEFAULT NULL)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 AS $$
-	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15);
+	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18);
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[])
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none)';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status

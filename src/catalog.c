@@ -31,6 +31,7 @@ static const char *const bound_names[] = {"guo", "taylor", "exact"};
 static const char *const status_names[] = {"ready", "too few rows", "suspended"};
 static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retrain_on_exhausted */
 static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
+static const char *const preprocess_names[] = {"standardize", "declared", "none"};
 
 static void write_state(UnlearnModel *m, bool full);
 
@@ -179,7 +180,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 	"model, owner, source, label, features, feature_array, column_types, loss, " \
 	"classes, dims, intercept, scale, rows, trained_rows, removed, inserted, " \
 	"retrains, lambda, reg, sigma, epsilon, delta, budget, spent, bound, " \
-	"on_exhausted, steps, coef, state"
+	"on_exhausted, steps, coef, state, preprocess, centre, spread"
 
 static Datum
 getcol(int col, bool *isnull)
@@ -233,10 +234,10 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
-								"FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum "
-								"FROM unlearn.model_state WHERE model = $1",
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
+								"column_sums FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
+								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
+								"column_sums FROM unlearn.model_state WHERE model = $1",
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -253,6 +254,17 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
 	if (n != m->nclasses)
 		corrupt_model(m, "weight_sum has the wrong length");
+	m->column_sums = NULL;
+	if (m->preprocess == PREPROCESS_STANDARDIZE)
+	{
+		Datum		sums = getcol(8, &isnull);
+
+		if (isnull)
+			corrupt_model(m, "a standardized model has no column sums");
+		m->column_sums = doubles_from_array(sums, &n, m);
+		if (n != 2 * map_columns(m))
+			corrupt_model(m, "column_sums has the wrong length");
+	}
 	state_version_from_result(&m->version, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
 	model_point_matrices(m, NULL);
@@ -302,6 +314,41 @@ stored_choice(UnlearnModel *m, Datum d, const char *const *names, int n, const c
 }
 
 /*
+ * The column map: 'none' has no centre and spread; 'declared' always has
+ * them; 'standardize' has them while the model is ready (they are
+ * withheld with the weights).  One finite centre and one positive finite
+ * spread per column.
+ */
+static void
+map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_null,
+				Datum spread, bool spread_null)
+{
+	bool		present;
+	int			ncol = map_columns(m);
+	int			n,
+				c;
+
+	m->preprocess = (UnlearnPreprocess) stored_choice(m, preprocess, preprocess_names,
+													  lengthof(preprocess_names), "preprocess");
+	present = m->preprocess == PREPROCESS_DECLARED ||
+		(m->preprocess == PREPROCESS_STANDARDIZE && m->status == MODEL_READY);
+	m->centre = m->spread = NULL;
+	if (!present)
+		return;
+	if (centre_null || spread_null)
+		corrupt_model(m, "the column map has no centre or spread");
+	m->centre = doubles_from_array(centre, &n, m);
+	if (n != ncol)
+		corrupt_model(m, "centre has the wrong length");
+	m->spread = doubles_from_array(spread, &n, m);
+	if (n != ncol)
+		corrupt_model(m, "spread has the wrong length");
+	for (c = 0; c < ncol; c++)
+		if (!isfinite(m->centre[c]) || !(isfinite(m->spread[c]) && m->spread[c] > 0))
+			corrupt_model(m, "the column map is out of range");
+}
+
+/*
  * A model's definition from the current SPI row of MODEL_COLUMNS, checked
  * against itself: nothing stored is trusted (only the extension writes the
  * catalog, but a superuser or a damaged page could still change it).
@@ -309,16 +356,16 @@ stored_choice(UnlearnModel *m, Datum d, const char *const *names, int n, const c
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[29];
-	Datum		d[29];
+	bool		isnull[32];
+	Datum		d[32];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 29; i++)
+	for (i = 1; i <= 32; i++)
 		d[i - 1] = getcol(i, &isnull[i - 1]);
-	/* every column but classes (9) and coef (28) is NOT NULL in the table */
-	for (i = 0; i < 29; i++)
+	/* every column but classes (9), coef (28), centre and spread is NOT NULL */
+	for (i = 0; i < 30; i++)
 		if (isnull[i] && i != 8 && i != 27)
 			corrupt_model(m, "a required column is null");
 	m->owner = DatumGetObjectId(d[1]);
@@ -380,6 +427,7 @@ model_from_result(UnlearnModel *m)
 	}
 	else
 		m->coef = palloc0(sizeof(double) * m->nclasses * m->p);
+	map_from_result(m, d[29], d[30], isnull[30], d[31], isnull[31]);
 }
 
 static void
@@ -575,22 +623,41 @@ model_status_name(ModelStatus status)
 	return status_names[status];
 }
 
+/* centre and spread as stored: NULL where map_from_result expects none */
+static void
+map_datums(UnlearnModel *m, Datum *v, char *nulls)
+{
+	if (m->centre != NULL && (m->preprocess == PREPROCESS_DECLARED ||
+							  (m->preprocess == PREPROCESS_STANDARDIZE &&
+							   m->status == MODEL_READY)))
+	{
+		v[0] = float8_array(m->centre, map_columns(m));
+		v[1] = float8_array(m->spread, map_columns(m));
+		nulls[0] = nulls[1] = ' ';
+	}
+	else
+	{
+		v[0] = v[1] = (Datum) 0;
+		nulls[0] = nulls[1] = 'n';
+	}
+}
+
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[29] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[32] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
-	FLOAT8ARRAYOID, TEXTOID};
-	Datum		v[29];
-	char		nulls[30];
+	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		v[32];
+	char		nulls[33];
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[29] = '\0';
+	nulls[32] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -630,12 +697,14 @@ catalog_insert_model(UnlearnModel *m)
 	v[26] = CStringGetTextDatum(steps_names[m->per_row_steps ? 1 : 0]);
 	v[27] = coef_array(m->coef, m->nclasses, m->p);
 	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
+	v[29] = CStringGetTextDatum(preprocess_names[m->preprocess]);
+	map_datums(m, &v[30], &nulls[30]);
 
 	ret = SPI_execute_with_args("INSERT INTO unlearn.models (" MODEL_COLUMNS ", trained_at, updated_at) "
 								"VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 								"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-								"clock_timestamp(), clock_timestamp())",
-								29, types, v, nulls, false, 0);
+								"$30, $31, $32, clock_timestamp(), clock_timestamp())",
+								32, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	/* the state rows follow */
@@ -651,8 +720,10 @@ catalog_insert_model(UnlearnModel *m)
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[7] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID};
-	Datum		v[7];
+	Oid			types[8] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
+	FLOAT8ARRAYOID};
+	Datum		v[8];
+	char		nulls[9] = "        ";
 	int			ret;
 
 	gather_matrices(m);
@@ -665,23 +736,37 @@ write_state(UnlearnModel *m, bool full)
 	v[5] = (full || m->anchor_changed) ?
 		bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p) : (Datum) 0;
 	v[6] = ObjectIdGetDatum(m->owner);
+	if (m->column_sums != NULL)
+		v[7] = float8_array(m->column_sums, 2 * map_columns(m));
+	else
+	{
+		v[7] = (Datum) 0;
+		nulls[7] = 'n';
+	}
 	if (full)
 		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner) "
-									"VALUES ($1, $2, $3, $4, $5, $6, $7) "
+									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner, column_sums) "
+									"VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
 									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, noise = $5, anchor = $6, owner = $7 "
+									"weight_sum = $4, noise = $5, anchor = $6, owner = $7, column_sums = $8 "
 									"RETURNING xmin, ctid",
-									7, types, v, NULL, false, 0);
+									8, types, v, nulls, false, 0);
 	else if (m->anchor_changed)
+	{
+		nulls[4] = 'n';
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, anchor = $6 WHERE model = $1 "
+									"weight_sum = $4, anchor = $6, column_sums = $8 WHERE model = $1 "
 									"RETURNING xmin, ctid",
-									6, types, v, "    n ", false, 0);
+									8, types, v, nulls, false, 0);
+	}
 	else
+	{
+		nulls[4] = nulls[5] = 'n';
 		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4 WHERE model = $1 RETURNING xmin, ctid",
-									4, types, v, NULL, false, 0);
+									"weight_sum = $4, column_sums = $8 WHERE model = $1 "
+									"RETURNING xmin, ctid",
+									8, types, v, nulls, false, 0);
+	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
 	state_version_from_result(&m->version, 1, 2);
@@ -693,10 +778,11 @@ write_state(UnlearnModel *m, bool full)
 void
 catalog_update_model(UnlearnModel *m)
 {
-	Oid			types[14] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
-	INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID, TEXTOID};
-	Datum		v[14];
-	char		nulls[15] = "              ";
+	Oid			types[16] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+		INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID, TEXTOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		v[16];
+	char		nulls[17] = "                ";
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->name);
@@ -715,13 +801,14 @@ catalog_update_model(UnlearnModel *m)
 	v[13] = CStringGetTextDatum(model_status_name(m->status));
 	if (m->status != MODEL_READY)
 		nulls[10] = 'n';
+	map_datums(m, &v[14], &nulls[14]);
 	ret = SPI_execute_with_args("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 								"spent = $10, coef = $11, updated_at = clock_timestamp(), "
 								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-								"reanchors = reanchors + $13, state = $14 "
+								"reanchors = reanchors + $13, state = $14, centre = $15, spread = $16 "
 								"WHERE model = $1",
-								14, types, v, nulls, false, 0);
+								16, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);
 	if (m->status == MODEL_READY)

@@ -1,17 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * features.c
- *	  From table rows to model rows: column resolution, value checks and
- *	  the one row map used at training, removal, addition and prediction.
+ *	  From table columns to feature values: column resolution and value
+ *	  checks.
  *
- * The row map.  With z = (x, 1) when the model has an intercept (else
- * z = x), and s = max ||z_i|| over the rows at (re)training,
- *
- *	 map(x) = z / max(s, ||z||).
- *
- * Training rows land inside the unit ball, as every bound requires
- * (certified-removal.md §1); a later row larger than the training rows is
- * projected onto the unit sphere instead of leaving it.
+ * The row map itself is in column_map.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,34 +17,6 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-
-void
-map_row(double *row, int d, bool intercept, double scale)
-{
-	double		norm;
-	double		divisor;
-	int			p = d + (intercept ? 1 : 0);
-	int			j;
-
-	if (intercept)
-		row[d] = 1.0;
-	norm = vec_norm(row, p);
-	divisor = Max(scale, norm);
-	if (divisor > 0)
-		for (j = 0; j < p; j++)
-			row[j] /= divisor;
-}
-
-double
-row_norm_with_intercept(const double *raw, int d, bool intercept)
-{
-	double		s = intercept ? 1.0 : 0.0;
-	int			j;
-
-	for (j = 0; j < d; j++)
-		s += raw[j] * raw[j];
-	return sqrt(s);
-}
 
 void
 check_feature_values(const double *raw, int d, const char *model)

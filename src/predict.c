@@ -37,8 +37,7 @@ typedef struct PredictModel
 	int			p;
 	int			nclasses;
 	int			nlabels;
-	bool		intercept;
-	double		scale;
+	RowMap		map;
 	double	   *coef;
 	char	  **classes;
 	double	   *row;			/* scratch, p */
@@ -71,8 +70,17 @@ load_predict_model(const char *name, MemoryContext cxt)
 	pm->p = m->p;
 	pm->nclasses = m->nclasses;
 	pm->nlabels = m->nlabels;
-	pm->intercept = m->intercept;
-	pm->scale = m->scale;
+	model_row_map(m, &pm->map);
+	if (m->centre != NULL)
+	{
+		double	   *centre = palloc(sizeof(double) * map_columns(m));
+		double	   *spread = palloc(sizeof(double) * map_columns(m));
+
+		memcpy(centre, m->centre, sizeof(double) * map_columns(m));
+		memcpy(spread, m->spread, sizeof(double) * map_columns(m));
+		pm->map.centre = centre;
+		pm->map.spread = spread;
+	}
 	pm->coef = palloc(sizeof(double) * m->nclasses * m->p);
 	memcpy(pm->coef, m->coef, sizeof(double) * m->nclasses * m->p);
 	pm->classes = palloc(sizeof(char *) * Max(m->nlabels, 1));
@@ -110,7 +118,7 @@ score_row(PredictModel *pm, int *best)
 	int			k;
 	double		top = -INFINITY;
 
-	map_row(pm->row, pm->dims, pm->intercept, pm->scale);
+	map_row(&pm->map, pm->row);
 	if (pm->nclasses == 1)
 	{
 		double		z = vec_dot(pm->coef, pm->row, pm->p);

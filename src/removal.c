@@ -761,11 +761,13 @@ handle_exhausted(UnlearnModel *m)
 
 /*
  * Apply one statement's row changes to m (which must be loaded with its
- * state and locked).  Returns the l2 (over classes) bound of the
- * statement's change; m is left ready for catalog_update_model.
+ * state and locked).  map_holds false (column_map_update) retrains m: its
+ * column map would differ on the rows left.  Returns the l2 (over
+ * classes) bound of the statement's change; m is left ready for
+ * catalog_update_model.
  */
 double
-apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
+apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, bool map_holds)
 {
 	StepRows	rems,
 				adds;
@@ -797,6 +799,11 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 	if (m->rows + adds.count - rems.count < m->p)
 	{
 		rest_model(m, m->rows + adds.count - rems.count);
+		return 0.0;
+	}
+	if (!map_holds)
+	{
+		retrain_now(m, "The centre or spread of a column of the remaining rows moved to another grid step.");
 		return 0.0;
 	}
 

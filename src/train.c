@@ -305,22 +305,26 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 		choose_classes(m, labels, dm);
 }
 
-/* s = max_i ||z_i|| (when set_scale), and map every row (features.c) */
+/*
+ * Map every row of dm (column_map.c).  fit (at a (re)training) first sets
+ * the map's divisor and, for 'standardize', fits centre and spread to
+ * these rows.
+ */
 void
-map_design(UnlearnModel *m, DesignMatrix *dm, bool set_scale)
+map_design(UnlearnModel *m, DesignMatrix *dm, bool fit)
 {
+	RowMap		map;
 	int64		i;
 
-	if (set_scale)
+	if (fit)
 	{
-		double		s = 0.0;
-
-		for (i = 0; i < dm->n; i++)
-			s = Max(s, row_norm_with_intercept(dm->x + i * m->p, m->dims, m->intercept));
-		m->scale = s > 0 ? s : 1.0;
+		m->scale = row_map_divisor(m->p);
+		if (m->preprocess == PREPROCESS_STANDARDIZE)
+			column_map_fit(m, dm->x, dm->n, m->p);
 	}
+	model_row_map(m, &map);
 	for (i = 0; i < dm->n; i++)
-		map_row(dm->x + i * m->p, m->dims, m->intercept, m->scale);
+		map_row(&map, dm->x + i * m->p);
 }
 
 /*

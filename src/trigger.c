@@ -338,12 +338,14 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 static void
 map_batch(UnlearnModel *m, RowBatch *batch)
 {
+	RowMap		map;
 	int			i;
 
 	if (batch == NULL)
 		return;
+	model_row_map(m, &map);
 	for (i = 0; i < batch->count; i++)
-		map_row(batch->x + (Size) i * m->p, m->dims, m->intercept, m->scale);
+		map_row(&map, batch->x + (Size) i * m->p);
 }
 
 /* re-raise a lock's serialization failure with the model's name and a hint */
@@ -446,6 +448,7 @@ maintain_model(ModelRows *rows, const char *operation)
 {
 	UnlearnModel *m;
 	double		bound;
+	bool		map_holds;
 	double		spent_before;
 	instr_time	start;
 	double		t_load,
@@ -463,9 +466,11 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (m->status == MODEL_READY)
 		catalog_checkout_matrices(m);
 	spent_before = m->spent;
+	map_holds = m->status != MODEL_READY ||
+		column_map_update(m, rows->removed, rows->added);
 	map_batch(m, rows->removed);
 	map_batch(m, rows->added);
-	bound = apply_row_changes(m, rows->removed, rows->added);
+	bound = apply_row_changes(m, rows->removed, rows->added, map_holds);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
 	if (m->rebuilt_now)

@@ -42,8 +42,44 @@ _PG_init(void)
 
 static const char *const train_argnames[] = {
 	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
-	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose"
+	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose",
+	"preprocess"
 };
+
+/* the i-th feature column's declared centre or spread, checked */
+static double *
+declared_map(UnlearnModel *m, ArrayType *arr, const char *what, bool positive)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			c;
+	double	   *out;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(arr, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+	if (n != map_columns(m))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has %d elements, but model \"%s\" has %d feature columns",
+						what, n, m->name, map_columns(m)),
+				 errhint("Give one value per feature column, in the order of features; an array column takes one value for all its elements.")));
+	out = palloc(sizeof(double) * n);
+	for (c = 0; c < n; c++)
+	{
+		out[c] = nulls[c] ? NAN : DatumGetFloat8(elems[c]);
+		if (!isfinite(out[c]) || (positive && !(out[c] > 0)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s of feature column %d must be a finite number%s",
+							what, c + 1, positive ? " > 0" : ""),
+					 errhint("Declare the column's centre and its spread (for example its mean and standard deviation) in its own units.")));
+	}
+	return out;
+}
 
 static void
 require_choice(const char *what, const char *value, const char *a, const char *b,
@@ -121,6 +157,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	char	   *bound,
 			   *on_exhausted,
 			   *steps,
+			   *preprocess,
 			   *loss;
 	Oid			relid;
 	bool		replace;
@@ -129,7 +166,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	ExtensionContext ctx;
 
 	state_store_require();
-	for (i = 0; i < PG_NARGS(); i++)
+	for (i = 0; i < lengthof(train_argnames); i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -150,6 +187,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	steps = text_to_cstring(PG_GETARG_TEXT_PP(12));
 	replace = PG_GETARG_BOOL(13);
 	verbose = PG_GETARG_BOOL(14);
+	preprocess = text_to_cstring(PG_GETARG_TEXT_PP(15));
 
 	if (m->name[0] == '\0')
 		ereport(ERROR,
@@ -165,6 +203,13 @@ unlearn_train(PG_FUNCTION_ARGS)
 				 errhint("Use 'suspend': the model then withholds its weights until unlearn_retrain().")));
 	require_choice("on_exhausted policy", on_exhausted, "retrain", "suspend", NULL);
 	require_choice("steps", steps, "row", "statement", NULL);
+	require_choice("preprocess", preprocess, "standardize", "declared", "none");
+	if (PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
+		(strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("centre and spread go together, with preprocess => 'declared'"),
+				 errhint("Pass preprocess => 'declared', centre => ARRAY[...] and spread => ARRAY[...], or none of them.")));
 	require_finite("lambda", m->lambda, 0.0, false);
 	require_finite("sigma", m->sigma, 0.0, true);
 	require_finite("epsilon", m->epsilon, 0.0, false);
@@ -179,6 +224,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 		strcmp(bound, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
 	m->retrain_on_exhausted = strcmp(on_exhausted, "retrain") == 0;
 	m->per_row_steps = strcmp(steps, "row") == 0;
+	m->preprocess = strcmp(preprocess, "standardize") == 0 ? PREPROCESS_STANDARDIZE :
+		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
 	m->owner = GetUserId();
 	m->source = relid;
 	m->nclasses = 1;
@@ -186,6 +233,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->status = MODEL_READY;
 
 	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->label);
+	if (m->preprocess == PREPROCESS_DECLARED)
+	{
+		m->centre = declared_map(m, PG_GETARG_ARRAYTYPE_P(16), "centre", false);
+		m->spread = declared_map(m, PG_GETARG_ARRAYTYPE_P(17), "spread", true);
+	}
 	check_can_train(m, relid, m->owner);
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -66,6 +66,13 @@ typedef enum UnlearnBound
  * unlearn_retrain.  In both other states the triggers only count rows, so
  * erasure never waits for a model.
  */
+typedef enum UnlearnPreprocess
+{
+	PREPROCESS_STANDARDIZE,		/* centre and spread of the rows, on a grid */
+	PREPROCESS_DECLARED,		/* centre and spread given at training */
+	PREPROCESS_NONE				/* the identity */
+} UnlearnPreprocess;
+
 typedef enum ModelStatus
 {
 	MODEL_READY,
@@ -125,7 +132,10 @@ typedef struct UnlearnModel
 	int			dims;			/* d */
 	bool		intercept;
 	int			p;				/* d + intercept */
-	double		scale;			/* s of the row map */
+	double		scale;			/* D of the row map (column_map.c) */
+	UnlearnPreprocess preprocess;	/* where centre and spread come from */
+	double	   *centre;			/* map_columns(m) each; NULL: identity */
+	double	   *spread;
 	int64		rows;
 	int64		trained_rows;
 	int64		removed;
@@ -153,6 +163,7 @@ typedef struct UnlearnModel
 	double		gram_bound;		/* rigorous upper bound on lambda_max(K') */
 	double	   *class_spent;	/* K: beta_k */
 	double	   *weight_sum;		/* K: C_k = sum_i l''(w0_k.x_i) over current rows */
+	double	   *column_sums;	/* 2 per column: S1, S2 ('standardize') */
 	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
 	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
 	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
@@ -223,9 +234,26 @@ extern double gaussian_budget(double sigma, double epsilon, double delta);
 extern void draw_gaussian_noise(double *b, int n, double sigma);
 extern double combine_class_spent(const double *class_spent, int k);
 
+/* column_map.c: the row map (see its header) */
+typedef struct RowMap
+{
+	int			dims;
+	bool		intercept;
+	bool		pooled;			/* one array column: one centre and spread */
+	double		scale;			/* D */
+	const double *centre;		/* per column; NULL: the identity */
+	const double *spread;
+} RowMap;
+struct RowBatch;
+extern void model_row_map(const UnlearnModel *m, RowMap *map);
+extern void map_row(const RowMap *map, double *row);
+extern double row_map_divisor(int p);
+extern int	map_columns(const UnlearnModel *m);
+extern void column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride);
+extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
+							  const struct RowBatch *added);
+
 /* features.c */
-extern void map_row(double *row, int d, bool intercept, double scale);
-extern double row_norm_with_intercept(const double *raw, int d, bool intercept);
 extern void check_feature_values(const double *raw, int d, const char *model);
 extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
 							 const char *label);
@@ -255,7 +283,7 @@ extern bool design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k
 extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 							  const double *w, const double *b, double *g,
 							  double *magnitude);
-extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool set_scale);
+extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool fit);
 extern void free_design(DesignMatrix *dm);
 extern void retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
 extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
@@ -318,7 +346,8 @@ typedef struct RowBatch
 } RowBatch;
 extern bool unlearn_reanchor;
 extern void removal_init(void);
-extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added);
+extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added,
+								 bool map_holds);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 extern double budget_limit(UnlearnModel *m);
 extern bool reanchor_into(UnlearnModel *m, double *matrices);

@@ -1,0 +1,278 @@
+/*-------------------------------------------------------------------------
+ *
+ * column_map.c
+ *	  The row map: from a row's raw feature values to the model's row in
+ *	  the unit ball, used identically at training, removal, addition and
+ *	  prediction; and the per-column statistics of the 'standardize' map.
+ *
+ * The map.  With centre c_j and spread s_j of feature column j (an array
+ * column is one column: every element shares its c and s), p = d + 1 with
+ * an intercept (else d), and the fixed divisor D = sqrt(p):
+ *
+ *	 z_j = clamp((x_j - c_j) / s_j, +-Z_MAX),  z = (z, 1) with an intercept,
+ *	 map(x) = z / max(D, ||z||).
+ *
+ * Every row lands in the unit ball (certified-removal.md §1) and every
+ * finite x maps to a finite vector; nothing of the map but c and s comes
+ * from the rows.  (Models trained before 0.3.0 keep their stored D.)
+ *
+ * Where c and s come from ('standardize').  From the mean m_j and standard
+ * deviation sd_j of the column over the rows the model reflects, through
+ * a coarse grid:
+ *
+ *	 sd* = max(sd_j, 2^-20 max(|m_j|, 1)),   s_j = 2^round(log2 sd*),
+ *	 h = s_j / 4,                             c_j = h round(m_j / h).
+ *
+ * c and s are public, so they must not depend on a deleted row (the
+ * certificate covers only the weights).  They are a function of the rows
+ * the model reflects now: the statement path keeps S1 = sum t and S2 =
+ * sum t^2 over those rows, t = clamp((x - c) / s, +-T_MAX), and when a statement would move a
+ * column's m or sd* into another grid cell, or within rounding distance
+ * of a cell's edge, the model is retrained, which recomputes c and s from
+ * the rows left.  Otherwise c and s are exactly what a retrain would
+ * compute, so they reveal nothing of the rows removed.
+ *
+ * Cost: O(d) per row changed; no SPI, no I/O.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+/* standardised coordinates are clamped here: |x - c| / s can overflow */
+#define Z_MAX 1e150
+/* the sums' terms are clamped here, so that S2 stays finite */
+#define T_MAX 1e100
+/* sd* floor relative to the column's magnitude (see the header) */
+#define SPREAD_FLOOR_EXPONENT (-20)
+
+void
+model_row_map(const UnlearnModel *m, RowMap *map)
+{
+	map->dims = m->dims;
+	map->intercept = m->intercept;
+	map->pooled = m->feature_array;
+	map->scale = m->scale;
+	map->centre = m->centre;
+	map->spread = m->spread;
+}
+
+void
+map_row(const RowMap *map, double *row)
+{
+	int			p = map->dims + (map->intercept ? 1 : 0);
+	double		largest = map->intercept ? 1.0 : 0.0;
+	double		sum = 0.0;
+	double		divisor;
+	int			j;
+
+	for (j = 0; j < map->dims; j++)
+	{
+		double		z = row[j];
+
+		if (map->centre != NULL)
+		{
+			int			c = map->pooled ? 0 : j;
+
+			z = (z - map->centre[c]) / map->spread[c];
+			if (!(z <= Z_MAX))
+				z = Z_MAX;
+			else if (!(z >= -Z_MAX))
+				z = -Z_MAX;
+		}
+		row[j] = z;
+		largest = Max(largest, fabs(z));
+	}
+	if (map->intercept)
+		row[map->dims] = 1.0;
+	/* ||z|| scaled by its largest entry, so that no square overflows */
+	if (largest > 0)
+		for (j = 0; j < p; j++)
+		{
+			double		t = row[j] / largest;
+
+			sum += t * t;
+		}
+	divisor = Max(map->scale, largest * sqrt(sum));
+	if (divisor > 0)
+		for (j = 0; j < p; j++)
+			row[j] /= divisor;
+}
+
+double
+row_map_divisor(int p)
+{
+	return sqrt((double) p);
+}
+
+/* the grid cell of a column's mean and spread (see the header) */
+static void
+grid_cell(double mean, double sd, double *centre, double *spread)
+{
+	double		floor_sd = ldexp(Max(fabs(mean), 1.0), SPREAD_FLOOR_EXPONENT);
+	double		s = ldexp(1.0, (int) lround(log2(Max(sd, floor_sd))));
+	double		h = s / 4;
+
+	*spread = s;
+	*centre = h * round(mean / h);
+	if (!isfinite(*centre))
+		*centre = mean;
+}
+
+/* a row's term t = clamp((x - c) / s, +-T_MAX) in the sums of column c */
+static inline double
+sum_term(const UnlearnModel *m, int c, double x)
+{
+	double		t = (x - m->centre[c]) / m->spread[c];
+
+	return t > T_MAX ? T_MAX : (t < -T_MAX ? -T_MAX : t);
+}
+
+int
+map_columns(const UnlearnModel *m)
+{
+	return m->feature_array ? 1 : m->dims;
+}
+
+/*
+ * Fit centre and spread of every column to the n raw rows of x (stride
+ * floats apart), and start the sums S1, S2 over them.  Sums run in long
+ * double, so a fresh fit is accurate to far below the grid's tolerance.
+ */
+void
+column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
+{
+	int			ncol = map_columns(m);
+	int			per = m->feature_array ? m->dims : 1;
+	int			c;
+
+	m->centre = palloc(sizeof(double) * ncol);
+	m->spread = palloc(sizeof(double) * ncol);
+	m->column_sums = palloc0(sizeof(double) * 2 * ncol);
+	for (c = 0; c < ncol; c++)
+	{
+		long double sum = 0,
+					sq = 0,
+					mean;
+		long double count = (long double) n * per;
+		int64		i;
+		int			e;
+
+		for (i = 0; i < n; i++)
+			for (e = 0; e < per; e++)
+				sum += x[i * stride + c + e];
+		mean = sum / count;
+		for (i = 0; i < n; i++)
+			for (e = 0; e < per; e++)
+			{
+				long double t = x[i * stride + c + e] - mean;
+
+				sq += t * t;
+			}
+		grid_cell((double) mean, (double) sqrtl(sq / count), &m->centre[c], &m->spread[c]);
+
+		sum = sq = 0;
+		for (i = 0; i < n; i++)
+			for (e = 0; e < per; e++)
+			{
+				double		t = sum_term(m, c, x[i * stride + c + e]);
+
+				sum += t;
+				sq += (long double) t * t;
+			}
+		m->column_sums[2 * c] = (double) sum;
+		m->column_sums[2 * c + 1] = (double) sq;
+	}
+}
+
+/* add (sign 1) or take away (sign -1) count raw rows from S1 and S2 */
+static void
+column_sums_apply(UnlearnModel *m, const double *x, int count, int stride, double sign)
+{
+	int			ncol = map_columns(m);
+	int			per = m->feature_array ? m->dims : 1;
+	int			i,
+				c,
+				e;
+
+	for (i = 0; i < count; i++)
+		for (c = 0; c < ncol; c++)
+			for (e = 0; e < per; e++)
+			{
+				double		t = sum_term(m, c, x[(Size) i * stride + c + e]);
+
+				m->column_sums[2 * c] += sign * t;
+				m->column_sums[2 * c + 1] += sign * t * t;
+			}
+}
+
+/*
+ * Whether the sums over rows rows (after a statement) still give every
+ * column the model's grid cell, with a margin for the rounding of the
+ * sums.  The sums went through at most `updates` additions of doubles, so
+ * each is within updates * 2 eps of its value in relative terms (of the
+ * sum of magnitudes); the margin is 64 times that, and a fresh fit (long
+ * double) is far more accurate.
+ */
+static bool
+column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
+{
+	int			ncol = map_columns(m);
+	double		per = m->feature_array ? m->dims : 1;
+	double		count = (double) rows * per;
+	double		tol = 64.0 * ((double) updates * per + 1.0) * DBL_EPSILON;
+	int			c;
+
+	if (rows <= 0)
+		return false;
+	for (c = 0; c < ncol; c++)
+	{
+		double		s = m->spread[c];
+
+		/* in units of s: the mean's offset from c, and the variance */
+		double		offset = m->column_sums[2 * c] / count;
+		double		var = m->column_sums[2 * c + 1] / count - offset * offset;
+		double		sd = sqrt(Max(var, 0.0));
+		double		mean = m->centre[c] + offset * s;
+		double		floor_sd = ldexp(Max(fabs(mean), 1.0), SPREAD_FLOOR_EXPONENT) / s;
+		double		cell_log = log2(Max(sd, floor_sd));
+
+		if (!isfinite(offset) || !isfinite(var) || !isfinite(mean) ||
+			fabs(offset) >= T_MAX / 2 || var >= T_MAX)
+			return false;
+		/* the grid step is s / 4: the offset stays within 1/8 */
+		if (fabs(offset) > 0.125 - tol * (fabs(m->centre[c]) / s + 0.25 + sd))
+			return false;
+		if (fabs(cell_log) > 0.5 - 4 * tol)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Take one statement's raw rows into the sums of a 'standardize' model
+ * and say whether its centre and spread still hold; false means the
+ * model must be retrained on the rows left.
+ */
+bool
+column_map_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
+{
+	int64		rows = m->rows;
+
+	if (m->preprocess != PREPROCESS_STANDARDIZE || m->column_sums == NULL)
+		return true;
+	if (removed != NULL)
+	{
+		column_sums_apply(m, removed->x, removed->count, m->p, -1.0);
+		rows -= removed->count;
+	}
+	if (added != NULL)
+	{
+		column_sums_apply(m, added->x, added->count, m->p, 1.0);
+		rows += added->count;
+	}
+	return column_map_holds(m, rows, m->trained_rows + m->removed + m->inserted +
+							(removed ? removed->count : 0) + (added ? added->count : 0));
+}
