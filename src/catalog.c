@@ -19,6 +19,7 @@
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -180,7 +181,23 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 	"model, owner, source, label, features, feature_array, column_types, loss, " \
 	"classes, dims, intercept, scale, rows, trained_rows, removed, inserted, " \
 	"retrains, lambda, reg, sigma, epsilon, delta, budget, spent, bound, " \
-	"on_exhausted, steps, coef, state, preprocess, centre, spread"
+	"on_exhausted, steps, coef, state"
+#define MAP_COLUMNS ", preprocess, centre, spread"
+
+/*
+ * Whether the catalog has the column map (0.3.0 on).  Between installing
+ * this library and ALTER EXTENSION unlearn UPDATE, the catalog of 0.1.0 or
+ * 0.2.0 has none: its models are read and written without a map, so that
+ * their tables' DML goes on.
+ */
+static bool
+catalog_has_map(void)
+{
+	Oid			nsp = get_namespace_oid("unlearn", true);
+	Oid			models = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
+
+	return OidIsValid(models) && get_attnum(models, "preprocess") != InvalidAttrNumber;
+}
 
 static Datum
 getcol(int col, bool *isnull)
@@ -233,11 +250,10 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	int			n;
 
 	args[0] = CStringGetTextDatum(m->name);
-	ret = SPI_execute_with_args(for_update ?
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
-								"column_sums FROM unlearn.model_state WHERE model = $1 FOR UPDATE" :
-								"SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
-								"column_sums FROM unlearn.model_state WHERE model = $1",
+	ret = SPI_execute_with_args(psprintf("SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
+										 "%s FROM unlearn.model_state WHERE model = $1%s",
+										 catalog_has_map() ? "column_sums" : "NULL::float8[]",
+										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -363,7 +379,16 @@ model_from_result(UnlearnModel *m)
 	ArrayType  *types;
 
 	for (i = 1; i <= 32; i++)
+	{
+		if (i > SPI_tuptable->tupdesc->natts)
+		{
+			/* a catalog without the map (catalog_has_map) */
+			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) : (Datum) 0;
+			isnull[i - 1] = i != 30;
+			continue;
+		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
+	}
 	/* every column but classes (9), coef (28), centre and spread is NOT NULL */
 	for (i = 0; i < 30; i++)
 		if (isnull[i] && i != 8 && i != 27)
@@ -448,9 +473,9 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	UnlearnModel *m;
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(for_update ?
-								"SELECT " MODEL_COLUMNS " FROM unlearn.models WHERE model = $1 FOR UPDATE" :
-								"SELECT " MODEL_COLUMNS " FROM unlearn.models WHERE model = $1",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s FROM unlearn.models WHERE model = $1%s",
+										 catalog_has_map() ? MAP_COLUMNS : "",
+										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -652,6 +677,7 @@ catalog_insert_model(UnlearnModel *m)
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
 	Datum		v[32];
 	char		nulls[33];
+	bool		has_map;
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
@@ -700,11 +726,13 @@ catalog_insert_model(UnlearnModel *m)
 	v[29] = CStringGetTextDatum(preprocess_names[m->preprocess]);
 	map_datums(m, &v[30], &nulls[30]);
 
-	ret = SPI_execute_with_args("INSERT INTO unlearn.models (" MODEL_COLUMNS ", trained_at, updated_at) "
-								"VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
-								"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-								"$30, $31, $32, clock_timestamp(), clock_timestamp())",
-								32, types, v, nulls, false, 0);
+	has_map = catalog_has_map();
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s, trained_at, updated_at) "
+										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
+										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
+										 "%sclock_timestamp(), clock_timestamp())",
+										 has_map ? MAP_COLUMNS : "", has_map ? "$30, $31, $32, " : ""),
+								has_map ? 32 : 29, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	/* the state rows follow */
@@ -724,6 +752,8 @@ write_state(UnlearnModel *m, bool full)
 	FLOAT8ARRAYOID};
 	Datum		v[8];
 	char		nulls[9] = "        ";
+	const char *sums;
+	bool		has_map;
 	int			ret;
 
 	gather_matrices(m);
@@ -743,28 +773,31 @@ write_state(UnlearnModel *m, bool full)
 		v[7] = (Datum) 0;
 		nulls[7] = 'n';
 	}
+	has_map = catalog_has_map();
+	sums = has_map ? ", column_sums = $8" : "";
 	if (full)
-		ret = SPI_execute_with_args("INSERT INTO unlearn.model_state AS s "
-									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner, column_sums) "
-									"VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, noise = $5, anchor = $6, owner = $7, column_sums = $8 "
-									"RETURNING xmin, ctid",
+		ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.model_state AS s "
+											 "(model, class_spent, gram_bound, weight_sum, noise, anchor, owner%s) "
+											 "VALUES ($1, $2, $3, $4, $5, $6, $7%s) "
+											 "ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
+											 "weight_sum = $4, noise = $5, anchor = $6, owner = $7%s "
+											 "RETURNING xmin, ctid",
+											 has_map ? ", column_sums" : "", has_map ? ", $8" : "", sums),
 									8, types, v, nulls, false, 0);
 	else if (m->anchor_changed)
 	{
 		nulls[4] = 'n';
-		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, anchor = $6, column_sums = $8 WHERE model = $1 "
-									"RETURNING xmin, ctid",
+		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+											 "weight_sum = $4, anchor = $6%s WHERE model = $1 "
+											 "RETURNING xmin, ctid", sums),
 									8, types, v, nulls, false, 0);
 	}
 	else
 	{
 		nulls[4] = nulls[5] = 'n';
-		ret = SPI_execute_with_args("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, column_sums = $8 WHERE model = $1 "
-									"RETURNING xmin, ctid",
+		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+											 "weight_sum = $4%s WHERE model = $1 "
+											 "RETURNING xmin, ctid", sums),
 									8, types, v, nulls, false, 0);
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
@@ -802,12 +835,13 @@ catalog_update_model(UnlearnModel *m)
 	if (m->status != MODEL_READY)
 		nulls[10] = 'n';
 	map_datums(m, &v[14], &nulls[14]);
-	ret = SPI_execute_with_args("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
-								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
-								"spent = $10, coef = $11, updated_at = clock_timestamp(), "
-								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-								"reanchors = reanchors + $13, state = $14, centre = $15, spread = $16 "
-								"WHERE model = $1",
+	ret = SPI_execute_with_args(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
+										 "removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
+										 "spent = $10, coef = $11, updated_at = clock_timestamp(), "
+										 "trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
+										 "reanchors = reanchors + $13, state = $14%s "
+										 "WHERE model = $1",
+										 catalog_has_map() ? ", centre = $15, spread = $16" : ""),
 								16, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);

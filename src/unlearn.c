@@ -166,7 +166,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 	ExtensionContext ctx;
 
 	state_store_require();
-	for (i = 0; i < lengthof(train_argnames); i++)
+	/* the 0.1.0 and 0.2.0 catalogs call with 15 arguments and have no map */
+	for (i = 0; i < Min(PG_NARGS(), lengthof(train_argnames)); i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -187,7 +188,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	steps = text_to_cstring(PG_GETARG_TEXT_PP(12));
 	replace = PG_GETARG_BOOL(13);
 	verbose = PG_GETARG_BOOL(14);
-	preprocess = text_to_cstring(PG_GETARG_TEXT_PP(15));
+	preprocess = PG_NARGS() > 15 ? text_to_cstring(PG_GETARG_TEXT_PP(15)) : "none";
 
 	if (m->name[0] == '\0')
 		ereport(ERROR,
@@ -204,8 +205,9 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("on_exhausted policy", on_exhausted, "retrain", "suspend", NULL);
 	require_choice("steps", steps, "row", "statement", NULL);
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
-	if (PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
-		(strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16))
+	if (PG_NARGS() > 15 &&
+		(PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
+		 (strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("centre and spread go together, with preprocess => 'declared'"),

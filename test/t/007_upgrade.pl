@@ -1,8 +1,8 @@
 # ALTER EXTENSION unlearn UPDATE from 0.1.0 (its install script as
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
-# in unlogged blocks), stay certified, and the catalog equals a fresh 0.2.0
-# install's.  The models are trained by the installed library on the 0.1.0
+# in unlogged blocks), stay certified, and the catalog equals a fresh
+# install's (0.3.0, through 0.2.0).  The models are trained by the installed library on the 0.1.0
 # catalog, as between a package upgrade and the ALTER EXTENSION.
 use strict;
 use warnings;
@@ -32,7 +32,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.2.0', 'updated to 0.2.0');
+	'0.3.0', 'updated to 0.3.0 (through 0.2.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -84,6 +84,17 @@ my $updated = $node->safe_psql('postgres', $shape);
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION unlearn');
 is($updated, $node->safe_psql('fresh', $shape), 'the updated catalog equals a fresh install');
+
+# models from before 0.3.0 keep no column map; a new training standardizes
+is($node->safe_psql('postgres', q{SELECT string_agg(preprocess, ',') FROM unlearn.models}),
+	'none,none', 'the models kept their row map (no column map)');
+$node->safe_psql('postgres', q{SELECT unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 5, replace => true)});
+is($node->safe_psql('postgres', q{
+	SELECT preprocess || ':' || array_length(spread, 1) || ':' || (scale = sqrt(65))
+	FROM unlearn.models WHERE model = 'digits'}), 'standardize:1:true', 'a new training standardizes');
+$node->safe_psql('postgres', 'DELETE FROM digits WHERE id = 2');
+is($node->safe_psql('postgres', q{SELECT certified FROM unlearn_verify('digits')}), 't',
+	'and forgets with its map');
 
 $node->stop;
 done_testing();
