@@ -150,17 +150,42 @@ def export_rows(conn, table, label="is_shirt", features="pixels"):
     return ids, labels, X
 
 
-def row_map(X, scale=None):
-    """The extension's row map x -> (x, 1) / max(s, ||(x, 1)||), where s is
-    the maximum of ||(x, 1)|| over the training rows.  Returns (Xa, s)."""
+def standardize_grid(X, pooled=True):
+    """The extension's 'standardize' centre and spread (src/column_map.c):
+    s = 2^round(log2 sd*), c = (s/4) round(mean / (s/4)), sd* = max(sd,
+    2^-20 max(|mean|, 1)); one pair for an array column (pooled), else one
+    per column."""
+    cols = [X.ravel()] if pooled else [X[:, j] for j in range(X.shape[1])]
+    centre, spread = [], []
+    for v in cols:
+        mean = float(np.mean(v, dtype=np.longdouble))
+        sd = float(np.sqrt(np.mean((v.astype(np.longdouble) - mean) ** 2)))
+        sd = max(sd, 2.0 ** -20 * max(abs(mean), 1.0))
+        e = np.log2(sd)
+        s = 2.0 ** int(np.sign(e) * np.floor(abs(e) + 0.5))
+        h = s / 4
+        centre.append(h * float(np.sign(mean / h) * np.floor(abs(mean / h) + 0.5)))
+        spread.append(s)
+    return np.array(centre), np.array(spread)
+
+
+def row_map(X, centre=None, spread=None, scale=None):
+    """The extension's row map (src/column_map.c): z = ((x - c) / s, 1),
+    x -> z / max(D, ||z||), D = sqrt(p).  centre and spread: one value (an
+    array column) or one per column; None: the identity.  scale: D (from
+    the catalog), by default sqrt(d + 1).  Returns (Xa, D)."""
     n, d = X.shape
     Xa = np.empty((n, d + 1), dtype=np.float64)
     Xa[:, :d] = X
+    if centre is not None:
+        c = np.asarray(centre, dtype=np.float64)
+        s = np.asarray(spread, dtype=np.float64)
+        Xa[:, :d] = np.clip((X - (c if c.size > 1 else c[0])) / (s if s.size > 1 else s[0]), -1e150, 1e150)
     Xa[:, d] = 1.0
+    D = float(np.sqrt(d + 1)) if scale is None else float(scale)
     norms = np.sqrt(np.einsum("ij,ij->i", Xa, Xa))
-    s = float(norms.max()) if scale is None else float(scale)
-    Xa /= np.maximum(s, norms)[:, None]
-    return Xa, s
+    Xa /= np.maximum(D, norms)[:, None]
+    return Xa, D
 
 
 # ---------------------------------------------------------------------------

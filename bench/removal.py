@@ -385,7 +385,7 @@ def part_e(conn, args):
         led0 = last_ledger(conn)
         if paper is None:
             ids, labels, X = C.export_rows(conn, TABLE)
-            Xa, _ = C.row_map(X, m["scale"])
+            Xa, _ = C.row_map(X, m["centre"], m["spread"], m["scale"])
             pos, _ = C.positive_label(conn, MODEL, TABLE, Xa, ids, labels, w0)
             y = C.labels_to_pm1(labels, pos)
             index = {int(i): k for k, i in enumerate(ids)}

@@ -125,14 +125,15 @@ def main():
         t0 = time.perf_counter()
         ids, labels, X = C.export_rows(conn, table)
         t_copy = time.perf_counter() - t0
-        Xa, s = C.row_map(X)
+        centre, spread = C.standardize_grid(X)
+        Xa, s = C.row_map(X, centre, spread)
         t_export = time.perf_counter() - t0
         n = X.shape[0]
         reg = args.lam * n
         print("export: %d rows x %d features in %.3f s (COPY+parse %.3f s, row map %.3f s)"
               % (n, d, t_export, t_copy, t_export - t_copy))
-        print("row map: s = %.10g (catalog scale %.10g, rel. diff %.1e); Lambda = %g (catalog reg %g)"
-              % (s, m["scale"], abs(s - m["scale"]) / s, reg, m["reg"]))
+        print("row map: D = %.10g (catalog %.10g), centre %s spread %s (catalog %s %s); Lambda = %g (catalog reg %g)"
+              % (s, m["scale"], centre, spread, m["centre"], m["spread"], reg, m["reg"]))
         if w_ext.shape[0] != d + 1:
             print("WARNING: unlearn_coef has %d entries, expected %d" % (w_ext.shape[0], d + 1))
         pos, evidence = C.positive_label(conn, "b", table, Xa, ids, labels, w_ext)
@@ -173,7 +174,8 @@ def main():
         for _ in range(args.sk_reps):
             t0 = time.perf_counter()
             _, labels2, X2 = C.export_rows(conn, table)
-            Xa2, _ = C.row_map(X2)
+            c2, s2 = C.standardize_grid(X2)
+            Xa2, _ = C.row_map(X2, c2, s2)
             y2 = C.labels_to_pm1(labels2, pos)
             sk_fit(Xa2, y2, reg, tol, args.max_iter)
             exp_fit_times.append(time.perf_counter() - t0)
