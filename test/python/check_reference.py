@@ -8,8 +8,12 @@ float64 references, on real data, to 1e-6 relative:
   * one-vs-rest on all ten digits;
   * least squares on diabetes, against a closed-form NumPy solve.
 
-Every reference fits the same mapped rows x -> (x, 1) / max(s, ||(x, 1)||)
-and the same objective, sum l(w.x_i, y_i) + (Lambda / 2) ||w||^2 with
+Every reference fits the same mapped rows, computed here independently of
+the extension (src/column_map.c, preprocess 'standardize' on one array
+column): z = ((x - c) / s, 1) and x -> z / max(sqrt(p), ||z||), with s =
+2^round(log2 sd) and c = (s/4) round(mean / (s/4)) over all the elements;
+the catalog's centre and spread are checked against them too.  And the same
+objective, sum l(w.x_i, y_i) + (Lambda / 2) ||w||^2 with
 Lambda = lambda * n (sklearn: C = 1 / Lambda, fit_intercept=False).
 """
 
@@ -35,10 +39,33 @@ def check(what, rel):
         failures += 1
 
 
-def mapped(x, intercept=True):
-    z = np.hstack([x, np.ones((x.shape[0], 1))]) if intercept else x.copy()
-    s = np.sqrt((z * z).sum(1)).max()
-    return z / s
+def half_away(v):
+    return float(np.sign(v) * np.floor(abs(v) + 0.5))
+
+
+def grid(x):
+    """centre and spread of the 'standardize' map over all elements of x"""
+    v = x.ravel().astype(np.longdouble)
+    mean = v.mean()
+    sd = float(np.sqrt(((v - mean) ** 2).mean()))
+    mean = float(mean)
+    sd = max(sd, 2.0 ** -20 * max(abs(mean), 1.0))
+    spread = 2.0 ** half_away(np.log2(sd))
+    step = spread / 4
+    return step * half_away(mean / step), spread
+
+
+def mapped(x):
+    c, s = grid(x)
+    z = np.hstack([(x - c) / s, np.ones((x.shape[0], 1))])
+    norms = np.sqrt((z * z).sum(1))
+    return z / np.maximum(np.sqrt(z.shape[1]), norms)[:, None]
+
+
+def check_map(cur, model, x):
+    cur.execute("SELECT centre[1], spread[1] FROM unlearn.models WHERE model = %s", (model,))
+    c, s = cur.fetchone()
+    check("%s: catalog centre and spread (%g, %g)" % (model, c, s), rel([c, s], list(grid(x))))
 
 
 def newton_logistic(z, y, reg):
@@ -96,6 +123,7 @@ def main():
                 "WHERE label IN (1, 7) ORDER BY id")
     w_ext = train_unperturbed(cur, "ref_ones", "refcheck.ones", "one", ["pixels"], lam)
     sel = np.isin(dy, [1, 7])
+    check_map(cur, "ref_ones", dx[sel])
     z = mapped(dx[sel])
     y = np.where(dy[sel] == 1, 1.0, -1.0)
     reg = lam * z.shape[0]
@@ -106,6 +134,7 @@ def main():
 
     # binary, {0, 1} integer label, second data set
     w_ext = train_unperturbed(cur, "ref_cancer", "refcheck.cancer", "benign", ["x"], lam)
+    check_map(cur, "ref_cancer", bx)
     z = mapped(bx)
     y = np.where(by == 1, 1.0, -1.0)
     w_np = newton_logistic(z, y, lam * z.shape[0])
@@ -113,6 +142,7 @@ def main():
 
     # one-vs-rest over ten digits
     w_ext = train_unperturbed(cur, "ref_ovr", "refcheck.digits", "label", ["pixels"], lam)
+    check_map(cur, "ref_ovr", dx)
     z = mapped(dx)
     reg = lam * z.shape[0]
     w_np = np.array([newton_logistic(z, np.where(dy == k, 1.0, -1.0), reg) for k in range(10)])
@@ -127,6 +157,7 @@ def main():
     for x, t in zip(xs, ys):
         cur.execute("INSERT INTO refcheck.diab VALUES (%s, %s)", (list(x), float(t)))
     w_ext = train_unperturbed(cur, "ref_diab", "refcheck.diab", "y", ["x"], lam, loss="squared")
+    check_map(cur, "ref_diab", xs)
     z = mapped(xs)
     reg = lam * z.shape[0]
     w_np = np.linalg.solve(2 * z.T @ z + reg * np.eye(z.shape[1]), 2 * z.T @ ys)
