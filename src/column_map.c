@@ -130,6 +130,9 @@ sum_term(const UnlearnModel *m, int c, double x)
 	return t > T_MAX ? T_MAX : (t < -T_MAX ? -T_MAX : t);
 }
 
+static void column_sums_apply(UnlearnModel *m, const double *x, int64 count, int stride,
+							  double sign);
+
 int
 map_columns(const UnlearnModel *m)
 {
@@ -172,9 +175,30 @@ column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 				sq += t * t;
 			}
 		grid_cell((double) mean, (double) sqrtl(sq / count), &m->centre[c], &m->spread[c]);
+	}
+	column_sums_apply(m, x, n, stride, 1.0);
+}
 
-		sum = sq = 0;
-		for (i = 0; i < n; i++)
+/*
+ * Add (sign 1) or take away (sign -1) count raw rows from S1 and S2.  Each
+ * call's terms are summed in long double, so the stored sums take one
+ * rounding per call and column.
+ */
+static void
+column_sums_apply(UnlearnModel *m, const double *x, int64 count, int stride, double sign)
+{
+	int			ncol = map_columns(m);
+	int			per = m->feature_array ? m->dims : 1;
+	int			c;
+
+	for (c = 0; c < ncol; c++)
+	{
+		long double sum = 0,
+					sq = 0;
+		int64		i;
+		int			e;
+
+		for (i = 0; i < count; i++)
 			for (e = 0; e < per; e++)
 			{
 				double		t = sum_term(m, c, x[i * stride + c + e]);
@@ -182,30 +206,9 @@ column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 				sum += t;
 				sq += (long double) t * t;
 			}
-		m->column_sums[2 * c] = (double) sum;
-		m->column_sums[2 * c + 1] = (double) sq;
+		m->column_sums[2 * c] += sign * (double) sum;
+		m->column_sums[2 * c + 1] += sign * (double) sq;
 	}
-}
-
-/* add (sign 1) or take away (sign -1) count raw rows from S1 and S2 */
-static void
-column_sums_apply(UnlearnModel *m, const double *x, int count, int stride, double sign)
-{
-	int			ncol = map_columns(m);
-	int			per = m->feature_array ? m->dims : 1;
-	int			i,
-				c,
-				e;
-
-	for (i = 0; i < count; i++)
-		for (c = 0; c < ncol; c++)
-			for (e = 0; e < per; e++)
-			{
-				double		t = sum_term(m, c, x[(Size) i * stride + c + e]);
-
-				m->column_sums[2 * c] += sign * t;
-				m->column_sums[2 * c + 1] += sign * t * t;
-			}
 }
 
 /*
