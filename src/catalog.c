@@ -330,26 +330,33 @@ stored_choice(UnlearnModel *m, Datum d, const char *const *names, int n, const c
 }
 
 /*
- * The column map: 'none' has no centre and spread; 'declared' always has
- * them; 'standardize' has them while the model is ready (they are
- * withheld with the weights).  One finite centre and one positive finite
- * spread per column.
+ * Whether m's catalog row holds a centre and spread: 'none' has none;
+ * 'declared' always has them; 'standardize' has them while the model is
+ * ready (they are withheld with the weights).
+ */
+static bool
+map_stored(const UnlearnModel *m)
+{
+	return m->preprocess == PREPROCESS_DECLARED ||
+		(m->preprocess == PREPROCESS_STANDARDIZE && m->status == MODEL_READY);
+}
+
+/*
+ * The column map as stored (map_stored): one finite centre and one
+ * positive finite spread per column.
  */
 static void
 map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_null,
 				Datum spread, bool spread_null)
 {
-	bool		present;
 	int			ncol = map_columns(m);
 	int			n,
 				c;
 
 	m->preprocess = (UnlearnPreprocess) stored_choice(m, preprocess, preprocess_names,
 													  lengthof(preprocess_names), "preprocess");
-	present = m->preprocess == PREPROCESS_DECLARED ||
-		(m->preprocess == PREPROCESS_STANDARDIZE && m->status == MODEL_READY);
 	m->centre = m->spread = NULL;
-	if (!present)
+	if (!map_stored(m))
 		return;
 	if (centre_null || spread_null)
 		corrupt_model(m, "the column map has no centre or spread");
@@ -648,13 +655,11 @@ model_status_name(ModelStatus status)
 	return status_names[status];
 }
 
-/* centre and spread as stored: NULL where map_from_result expects none */
+/* centre and spread as stored: NULL unless map_stored */
 static void
 map_datums(UnlearnModel *m, Datum *v, char *nulls)
 {
-	if (m->centre != NULL && (m->preprocess == PREPROCESS_DECLARED ||
-							  (m->preprocess == PREPROCESS_STANDARDIZE &&
-							   m->status == MODEL_READY)))
+	if (m->centre != NULL && map_stored(m))
 	{
 		v[0] = float8_array(m->centre, map_columns(m));
 		v[1] = float8_array(m->spread, map_columns(m));
