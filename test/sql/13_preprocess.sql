@@ -34,6 +34,11 @@ FROM unlearn.models WHERE model = 'pp';
 CREATE ROLE pp_stranger;
 SET ROLE pp_stranger;
 SELECT count(*) AS stranger_sees_sums FROM unlearn.model_state WHERE model = 'pp';
+-- nor can a stranger set a model's map, or reach the C function with a
+-- null preprocess
+UPDATE unlearn.models SET centre = '{0,0,0,0,0,0,0,0,0,0}' WHERE model = 'pp';
+SELECT unlearn._train('pp_x', 'pp', 'target', '{age}', 'squared', 1e-3, 0, 1, 1e-4, true,
+					  'taylor', 'retrain', 'statement', false, false, NULL, NULL, NULL);
 RESET ROLE;
 
 -- 2. After every statement, whatever its form, centre and spread are those
