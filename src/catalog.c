@@ -33,6 +33,7 @@ static const char *const status_names[] = {"ready", "too few rows", "suspended"}
 static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retrain_on_exhausted */
 static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
+static const char *const nulls_names[] = {"error", "skip"};	/* by skip_nulls */
 
 static void write_state(UnlearnModel *m, bool full);
 
@@ -114,6 +115,37 @@ coef_array(const double *coef, int nclasses, int p)
 }
 
 static Datum
+int8_array(const int64 *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = Int64GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, INT8OID, sizeof(int64),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* a 1-D bigint array of n positive counts without nulls */
+static int64 *
+counts_from_array(Datum arr, int n, UnlearnModel *m)
+{
+	ArrayType  *a = DatumGetArrayTypeP(arr);
+	int64	   *v;
+	int			i;
+
+	if (ARR_ELEMTYPE(a) != INT8OID || ARR_HASNULL(a) || ARR_NDIM(a) != 1 ||
+		ARR_DIMS(a)[0] != n)
+		corrupt_model(m, "a count array has the wrong shape");
+	v = palloc(sizeof(int64) * Max(n, 1));
+	memcpy(v, ARR_DATA_PTR(a), sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+		if (v[i] <= 0)
+			corrupt_model(m, "a class count is out of range");
+	return v;
+}
+
+static Datum
 text_array(char **v, int n)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
@@ -184,19 +216,31 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 	"on_exhausted, steps, coef, state"
 #define MAP_COLUMNS ", preprocess, centre, spread"
 
+#define NULLS_COLUMNS ", nulls, skipped"
+
 /*
- * Whether the catalog has the column map (0.3.0 on).  Between installing
- * this library and ALTER EXTENSION unlearn UPDATE, the catalog of 0.1.0 or
- * 0.2.0 has none: its models are read and written without a map, so that
- * their tables' DML goes on.
+ * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
+ * map), 3 for 0.3.0 (no null policy, no rows per class), 4 from 0.4.0.
+ * Between installing this library and ALTER EXTENSION unlearn UPDATE, the
+ * models of an older catalog are read and written without what it lacks,
+ * so that their tables' DML goes on.
  */
-static bool
-catalog_has_map(void)
+static int
+catalog_level(void)
 {
 	Oid			nsp = get_namespace_oid("unlearn", true);
 	Oid			models = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
 
-	return OidIsValid(models) && get_attnum(models, "preprocess") != InvalidAttrNumber;
+	if (!OidIsValid(models) || get_attnum(models, "preprocess") == InvalidAttrNumber)
+		return 2;
+	return get_attnum(models, "nulls") == InvalidAttrNumber ? 3 : 4;
+}
+
+/* whether the catalog keeps a classifier's rows per class (0.4.0 on) */
+bool
+catalog_tracks_classes(void)
+{
+	return catalog_level() >= 4;
 }
 
 static Datum
@@ -248,11 +292,13 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	int			ret;
 	bool		isnull;
 	int			n;
+	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(m->name);
 	ret = SPI_execute_with_args(psprintf("SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
-										 "%s FROM unlearn.model_state WHERE model = $1%s",
-										 catalog_has_map() ? "column_sums" : "NULL::float8[]",
+										 "%s, %s FROM unlearn.model_state WHERE model = $1%s",
+										 level >= 3 ? "column_sums" : "NULL::float8[]",
+										 level >= 4 ? "class_rows" : "NULL::int8[]",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -280,6 +326,24 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		m->column_sums = doubles_from_array(sums, &n, m);
 		if (n != 2 * map_columns(m))
 			corrupt_model(m, "column_sums has the wrong length");
+	}
+	m->class_rows = NULL;
+	if (m->loss == LOSS_LOGISTIC)
+	{
+		Datum		counts = getcol(9, &isnull);
+
+		/* a model trained before 0.4.0 keeps no counts until retrained */
+		if (!isnull)
+		{
+			int64		total = 0;
+			int			k;
+
+			m->class_rows = counts_from_array(counts, m->nlabels, m);
+			for (k = 0; k < m->nlabels; k++)
+				total += m->class_rows[k];
+			if (total != m->rows)
+				corrupt_model(m, "the class counts do not add up to the rows");
+		}
 	}
 	state_version_from_result(&m->version, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
@@ -379,26 +443,27 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[32];
-	Datum		d[32];
+	bool		isnull[34];
+	Datum		d[34];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 32; i++)
+	for (i = 1; i <= 34; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
-			/* a catalog without the map (catalog_has_map) */
-			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) : (Datum) 0;
-			isnull[i - 1] = i != 30;
+			/* an older catalog (catalog_level): no map, or no null policy */
+			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) :
+				i == 33 ? CStringGetTextDatum(nulls_names[0]) : (Datum) 0;
+			isnull[i - 1] = i == 31 || i == 32 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
 	/* every column but classes (9), coef (28), centre and spread is NOT NULL */
-	for (i = 0; i < 30; i++)
-		if (isnull[i] && i != 8 && i != 27)
+	for (i = 0; i < 34; i++)
+		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31)
 			corrupt_model(m, "a required column is null");
 	m->owner = DatumGetObjectId(d[1]);
 	m->source = DatumGetObjectId(d[2]);
@@ -414,8 +479,11 @@ model_from_result(UnlearnModel *m)
 	m->loss = (UnlearnLoss) stored_choice(m, d[7], loss_names, lengthof(loss_names), "loss");
 	if (!isnull[8])
 		m->classes = strings_from_array(d[8], &m->nlabels, m);
+	m->status = (ModelStatus) stored_choice(m, d[28], status_names, lengthof(status_names), "state");
+	/* a classifier at rest may have a single label left */
 	if (m->loss == LOSS_SQUARED ? m->classes != NULL :
-		(m->classes == NULL || m->nlabels < 2 || m->nlabels > UNLEARN_MAX_CLASSES))
+		(m->classes == NULL || m->nlabels > UNLEARN_MAX_CLASSES ||
+		 m->nlabels < (m->status == MODEL_TOO_FEW_ROWS ? 1 : 2)))
 		corrupt_model(m, "the class list does not fit the loss");
 	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
 	m->dims = DatumGetInt32(d[9]);
@@ -448,7 +516,6 @@ model_from_result(UnlearnModel *m)
 	m->retrain_on_exhausted = stored_choice(m, d[25], exhausted_names, lengthof(exhausted_names),
 											"on_exhausted") == 1;
 	m->per_row_steps = stored_choice(m, d[26], steps_names, lengthof(steps_names), "steps") == 1;
-	m->status = (ModelStatus) stored_choice(m, d[28], status_names, lengthof(status_names), "state");
 	if (m->status == MODEL_READY)
 	{
 		if (isnull[27])
@@ -460,6 +527,10 @@ model_from_result(UnlearnModel *m)
 	else
 		m->coef = palloc0(sizeof(double) * m->nclasses * m->p);
 	map_from_result(m, d[29], d[30], isnull[30], d[31], isnull[31]);
+	m->skip_nulls = stored_choice(m, d[32], nulls_names, lengthof(nulls_names), "nulls") == 1;
+	m->skipped = DatumGetInt64(d[33]);
+	if (m->skipped < 0)
+		corrupt_model(m, "skipped is out of range");
 }
 
 static void
@@ -478,10 +549,12 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	Datum		args[1];
 	int			ret;
 	UnlearnModel *m;
+	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s FROM unlearn.models WHERE model = $1%s",
-										 catalog_has_map() ? MAP_COLUMNS : "",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s FROM unlearn.models WHERE model = $1%s",
+										 level >= 3 ? MAP_COLUMNS : "",
+										 level >= 4 ? NULLS_COLUMNS : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -675,20 +748,20 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[32] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[34] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
-	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-	Datum		v[32];
-	char		nulls[33];
-	bool		has_map;
+	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID};
+	Datum		v[34];
+	char		nulls[35];
+	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[32] = '\0';
+	nulls[34] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -730,14 +803,16 @@ catalog_insert_model(UnlearnModel *m)
 	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
 	v[29] = CStringGetTextDatum(preprocess_names[m->preprocess]);
 	map_datums(m, &v[30], &nulls[30]);
+	v[32] = CStringGetTextDatum(nulls_names[m->skip_nulls ? 1 : 0]);
+	v[33] = Int64GetDatum(m->skipped);
 
-	has_map = catalog_has_map();
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%sclock_timestamp(), clock_timestamp())",
-										 has_map ? MAP_COLUMNS : "", has_map ? "$30, $31, $32, " : ""),
-								has_map ? 32 : 29, types, v, nulls, false, 0);
+										 "%s%sclock_timestamp(), clock_timestamp())",
+										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
+										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : ""),
+								level >= 4 ? 34 : level >= 3 ? 32 : 29, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	/* the state rows follow */
@@ -753,12 +828,12 @@ catalog_insert_model(UnlearnModel *m)
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[8] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
-	FLOAT8ARRAYOID};
-	Datum		v[8];
-	char		nulls[9] = "        ";
+	Oid			types[9] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
+	FLOAT8ARRAYOID, INT8ARRAYOID};
+	Datum		v[9];
+	char		nulls[10] = "         ";
 	const char *sums;
-	bool		has_map;
+	int			level = catalog_level();
 	int			ret;
 
 	gather_matrices(m);
@@ -778,8 +853,15 @@ write_state(UnlearnModel *m, bool full)
 		v[7] = (Datum) 0;
 		nulls[7] = 'n';
 	}
-	has_map = catalog_has_map();
-	sums = has_map ? ", column_sums = $8" : "";
+	if (m->class_rows != NULL)
+		v[8] = int8_array(m->class_rows, m->nlabels);
+	else
+	{
+		v[8] = (Datum) 0;
+		nulls[8] = 'n';
+	}
+	sums = level >= 4 ? ", column_sums = $8, class_rows = $9" :
+		level >= 3 ? ", column_sums = $8" : "";
 	if (full)
 		ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.model_state AS s "
 											 "(model, class_spent, gram_bound, weight_sum, noise, anchor, owner%s) "
@@ -787,15 +869,17 @@ write_state(UnlearnModel *m, bool full)
 											 "ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
 											 "weight_sum = $4, noise = $5, anchor = $6, owner = $7%s "
 											 "RETURNING xmin, ctid",
-											 has_map ? ", column_sums" : "", has_map ? ", $8" : "", sums),
-									8, types, v, nulls, false, 0);
+											 level >= 4 ? ", column_sums, class_rows" :
+											 level >= 3 ? ", column_sums" : "",
+											 level >= 4 ? ", $8, $9" : level >= 3 ? ", $8" : "", sums),
+									9, types, v, nulls, false, 0);
 	else if (m->anchor_changed)
 	{
 		nulls[4] = 'n';
 		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 											 "weight_sum = $4, anchor = $6%s WHERE model = $1 "
 											 "RETURNING xmin, ctid", sums),
-									8, types, v, nulls, false, 0);
+									9, types, v, nulls, false, 0);
 	}
 	else
 	{
@@ -803,7 +887,7 @@ write_state(UnlearnModel *m, bool full)
 		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 											 "weight_sum = $4%s WHERE model = $1 "
 											 "RETURNING xmin, ctid", sums),
-									8, types, v, nulls, false, 0);
+									9, types, v, nulls, false, 0);
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
@@ -816,11 +900,12 @@ write_state(UnlearnModel *m, bool full)
 void
 catalog_update_model(UnlearnModel *m)
 {
-	Oid			types[16] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	Oid			types[18] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
 		INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID, TEXTOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-	Datum		v[16];
-	char		nulls[17] = "                ";
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT8OID, TEXTARRAYOID};
+	Datum		v[18];
+	char		nulls[19] = "                  ";
+	int			level = catalog_level();
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->name);
@@ -840,14 +925,24 @@ catalog_update_model(UnlearnModel *m)
 	if (m->status != MODEL_READY)
 		nulls[10] = 'n';
 	map_datums(m, &v[14], &nulls[14]);
+	v[16] = Int64GetDatum(m->skipped);
+	if (m->classes != NULL)
+		v[17] = text_array(m->classes, m->nlabels);
+	else
+	{
+		v[17] = (Datum) 0;
+		nulls[17] = 'n';
+	}
+	/* a classifier's classes follow its rows (removal.c): a retrain may change them */
 	ret = SPI_execute_with_args(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 										 "removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 										 "spent = $10, coef = $11, updated_at = clock_timestamp(), "
 										 "trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-										 "reanchors = reanchors + $13, state = $14%s "
+										 "reanchors = reanchors + $13, state = $14%s%s "
 										 "WHERE model = $1",
-										 catalog_has_map() ? ", centre = $15, spread = $16" : ""),
-								16, types, v, nulls, false, 0);
+										 level >= 3 ? ", centre = $15, spread = $16" : "",
+										 level >= 4 ? ", skipped = $17, classes = $18" : ""),
+								18, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);
 	if (m->status == MODEL_READY)
@@ -861,6 +956,20 @@ catalog_update_model(UnlearnModel *m)
 		if (ret != SPI_OK_DELETE)
 			elog(ERROR, "could not delete the state of model \"%s\"", m->name);
 	}
+}
+
+/* add delta to the rows a model leaves out for a null */
+void
+catalog_count_skipped(const char *name, int64 delta)
+{
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		args[2];
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int64GetDatum(delta);
+	if (SPI_execute_with_args("UPDATE unlearn.models SET skipped = skipped + $2 WHERE model = $1",
+							  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not count the skipped rows of model \"%s\"", name);
 }
 
 void

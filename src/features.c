@@ -148,3 +148,45 @@ verify_source_columns(UnlearnModel *m)
 							 m->name)));
 	}
 }
+
+/*
+ * Point m's column types at those of another relation (to score or to
+ * evaluate on), which must have every feature column, and the label if
+ * with_label, with a type unlearn reads of the same shape.
+ */
+void
+bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
+{
+	int			i;
+
+	for (i = 0; i <= m->nfeatures; i++)
+	{
+		const char *col = i < m->nfeatures ? m->features[i] : m->label;
+		AttrNumber	attnum;
+		Oid			t;
+		bool		is_array;
+		bool		fits;
+
+		if (i == m->nfeatures && !with_label)
+			break;
+		attnum = get_attnum(relid, col);
+		t = attnum == InvalidAttrNumber || attnum < 0 ? InvalidOid : get_atttype(relid, attnum);
+		if (!OidIsValid(t))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							col, get_rel_name(relid)),
+					 errhint("The relation needs every %scolumn of model \"%s\".",
+							 with_label ? "feature and label " : "feature ", m->name)));
+		if (i < m->nfeatures)
+			fits = feature_type_supported(t, &is_array) && is_array == m->feature_array;
+		else
+			fits = label_type_supported(t, m->loss);
+		if (!fits)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of relation \"%s\" has type %s, which does not fit model \"%s\"",
+							col, get_rel_name(relid), format_type_be(t), m->name)));
+		m->column_types[i] = t;
+	}
+}

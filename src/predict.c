@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -22,28 +23,16 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
+#include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(unlearn_predict);
 PG_FUNCTION_INFO_V1(unlearn_predict_class);
 PG_FUNCTION_INFO_V1(unlearn_coef);
 PG_FUNCTION_INFO_V1(unlearn_score);
+PG_FUNCTION_INFO_V1(unlearn_predict_proba);
+PG_FUNCTION_INFO_V1(unlearn_score_row);
 
-/* what prediction needs, copied out of the SPI context */
-typedef struct PredictModel
-{
-	char	   *name;
-	UnlearnLoss loss;
-	int			dims;
-	int			p;
-	int			nclasses;
-	int			nlabels;
-	RowMap		map;
-	double	   *coef;
-	char	  **classes;
-	double	   *row;			/* scratch, p */
-} PredictModel;
-
-static PredictModel *
+PredictModel *
 load_predict_model(const char *name, MemoryContext cxt)
 {
 	UnlearnModel *m;
@@ -87,6 +76,21 @@ load_predict_model(const char *name, MemoryContext cxt)
 	for (i = 0; i < m->nlabels; i++)
 		pm->classes[i] = pstrdup(m->classes[i]);
 	pm->row = palloc(sizeof(double) * (m->p + 1));
+	pm->proba = palloc(sizeof(double) * Max(m->nlabels, 2));
+	/* what decode_model_row reads of a row: its columns by name and type */
+	pm->columns = palloc0(sizeof(UnlearnModel));
+	pm->columns->name = pm->name;
+	pm->columns->label = pstrdup(m->label);
+	pm->columns->nfeatures = m->nfeatures;
+	pm->columns->features = palloc(sizeof(char *) * m->nfeatures);
+	for (i = 0; i < m->nfeatures; i++)
+		pm->columns->features[i] = pstrdup(m->features[i]);
+	pm->columns->feature_array = m->feature_array;
+	pm->columns->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
+	memcpy(pm->columns->column_types, m->column_types, sizeof(Oid) * (m->nfeatures + 1));
+	pm->columns->dims = m->dims;
+	pm->columns->loss = m->loss;
+	pm->columns->skip_nulls = m->skip_nulls;
 	MemoryContextSwitchTo(old);
 	SPI_finish();
 	return pm;
@@ -108,11 +112,11 @@ cached_model(FunctionCallInfo fcinfo, text *name)
 }
 
 /*
- * Score the mapped row in pm->row: returns the probability of the positive
- * class (binary), the value (squared), or the top one-vs-rest probability
- * with its class in *best.
+ * Score the raw row in pm->row (mapping it in place): returns the
+ * probability of the positive class (binary), the value (squared), or the
+ * top one-vs-rest probability with its class in *best.
  */
-static double
+double
 score_row(PredictModel *pm, int *best)
 {
 	int			k;
@@ -145,6 +149,49 @@ score_row(PredictModel *pm, int *best)
 	return logistic_sigmoid(top);
 }
 
+/*
+ * The probability of every class of the raw row in pm->row (mapped in
+ * place) into pm->proba, in the order of the model's classes: 1 - s and s
+ * for a binary model, the one-vs-rest sigmoids normalised to sum 1
+ * otherwise.  Returns the index of the most probable class.
+ */
+int
+class_probabilities(PredictModel *pm)
+{
+	int			best;
+	int			k;
+	double		total = 0.0;
+
+	score_row(pm, &best);		/* maps pm->row */
+	if (pm->nclasses == 1)
+	{
+		double		s = logistic_sigmoid(vec_dot(pm->coef, pm->row, pm->p));
+
+		pm->proba[0] = 1.0 - s;
+		pm->proba[1] = s;
+		return best;
+	}
+	for (k = 0; k < pm->nclasses; k++)
+	{
+		pm->proba[k] = logistic_sigmoid(vec_dot(pm->coef + (Size) k * pm->p, pm->row, pm->p));
+		total += pm->proba[k];
+	}
+	for (k = 0; k < pm->nclasses; k++)
+		pm->proba[k] /= total;
+	return best;
+}
+
+/* a regression model has no classes */
+void
+require_classifier(PredictModel *pm, const char *function)
+{
+	if (pm->loss == LOSS_SQUARED)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" is a regression model", pm->name),
+				 errhint("%s reads classes; use unlearn_predict() for its predicted value.", function)));
+}
+
 static void
 read_input_vector(PredictModel *pm, ArrayType *x)
 {
@@ -172,14 +219,163 @@ unlearn_predict_class(PG_FUNCTION_ARGS)
 	PredictModel *pm = cached_model(fcinfo, PG_GETARG_TEXT_PP(0));
 	int			best;
 
-	if (pm->loss == LOSS_SQUARED)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("model \"%s\" is a regression model", pm->name),
-				 errhint("Use unlearn_predict() for its predicted value.")));
+	require_classifier(pm, "unlearn_predict_class()");
 	read_input_vector(pm, PG_GETARG_ARRAYTYPE_P(1));
 	score_row(pm, &best);
 	PG_RETURN_TEXT_P(cstring_to_text(pm->classes[best]));
+}
+
+Datum
+unlearn_predict_proba(PG_FUNCTION_ARGS)
+{
+	PredictModel *pm = cached_model(fcinfo, PG_GETARG_TEXT_PP(0));
+	int			nlabels = Max(pm->nlabels, 2);
+	Datum	   *d = palloc(sizeof(Datum) * nlabels);
+	int			k;
+
+	require_classifier(pm, "unlearn_predict_proba()");
+	read_input_vector(pm, PG_GETARG_ARRAYTYPE_P(1));
+	class_probabilities(pm);
+	for (k = 0; k < nlabels; k++)
+		d[k] = Float8GetDatum(pm->proba[k]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(d, nlabels, FLOAT8OID, sizeof(float8),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* unlearn_score_row's state across calls: the model and the row type */
+typedef struct RowScorer
+{
+	PredictModel *pm;
+	Oid			rowtype;		/* the composite type bound last */
+	int32		rowtypmod;
+	AttrNumber *attnums;		/* per feature, in that type */
+	int			natts;
+	Datum	   *values;			/* natts */
+	bool	   *isnull;
+	Datum	   *columns;		/* label slot (unused), then the features */
+	bool	   *column_null;
+	TupleDesc	desc;			/* of the row type bound */
+	TupleDesc	result;
+} RowScorer;
+
+/*
+ * Bind the scorer to a row type: every feature column of the model must be
+ * there, with a type of the same shape (scalar or array) that unlearn
+ * reads in binary.
+ */
+static void
+bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
+{
+	UnlearnModel *m = rs->pm->columns;
+	TupleDesc	desc = lookup_rowtype_tupdesc(rowtype, typmod);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	int			j,
+				a;
+
+	rs->natts = desc->natts;
+	rs->attnums = palloc(sizeof(AttrNumber) * m->nfeatures);
+	rs->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+	rs->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+	for (j = 0; j < m->nfeatures; j++)
+	{
+		Oid			t = InvalidOid;
+		bool		is_array;
+
+		rs->attnums[j] = InvalidAttrNumber;
+		for (a = 0; a < desc->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, a);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), m->features[j]) == 0)
+			{
+				rs->attnums[j] = a + 1;
+				t = att->atttypid;
+				break;
+			}
+		}
+		if (rs->attnums[j] == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("the row has no column \"%s\"", m->features[j]),
+					 errhint("unlearn_score_row needs a row with every feature column of model \"%s\".",
+							 m->name)));
+		if (!feature_type_supported(t, &is_array) || is_array != m->feature_array)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of the row has type %s, which does not fit model \"%s\"",
+							m->features[j], format_type_be(t), m->name)));
+		m->column_types[j] = t;
+	}
+	rs->desc = CreateTupleDescCopy(desc);
+	rs->rowtype = rowtype;
+	rs->rowtypmod = typmod;
+	MemoryContextSwitchTo(old);
+	ReleaseTupleDesc(desc);
+}
+
+/*
+ * unlearn_score_row(model, row): the predicted label and score of a whole
+ * row, deformed once.  NULL for a row with a null feature under nulls =>
+ * 'skip'.  O(d + p K) per row after the first.
+ */
+Datum
+unlearn_score_row(PG_FUNCTION_ARGS)
+{
+	RowScorer  *rs = (RowScorer *) fcinfo->flinfo->fn_extra;
+	HeapTupleHeader rec = PG_GETARG_HEAPTUPLEHEADER(1);
+	Oid			rowtype = HeapTupleHeaderGetTypeId(rec);
+	int32		typmod = HeapTupleHeaderGetTypMod(rec);
+	HeapTupleData tuple;
+	PredictModel *pm;
+	UnlearnModel *m;
+	Datum		result[2];
+	bool		result_null[2] = {false, false};
+	int			best;
+	double		score;
+	int			j;
+
+	if (rs == NULL || strcmp(rs->pm->name, text_to_cstring(PG_GETARG_TEXT_PP(0))) != 0)
+	{
+		MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+		MemoryContext old;
+		TupleDesc	result_type;
+
+		rs = MemoryContextAllocZero(cxt, sizeof(RowScorer));
+		rs->pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)), cxt);
+		m = rs->pm->columns;
+		rs->columns = MemoryContextAlloc(cxt, sizeof(Datum) * (m->nfeatures + 1));
+		rs->column_null = MemoryContextAllocZero(cxt, sizeof(bool) * (m->nfeatures + 1));
+		if (get_call_result_type(fcinfo, NULL, &result_type) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "unlearn_score_row must return a composite type");
+		old = MemoryContextSwitchTo(cxt);
+		rs->result = BlessTupleDesc(CreateTupleDescCopy(result_type));
+		MemoryContextSwitchTo(old);
+		fcinfo->flinfo->fn_extra = rs;
+	}
+	pm = rs->pm;
+	m = pm->columns;
+	if (rs->rowtype != rowtype || rs->rowtypmod != typmod)
+		bind_row_type(rs, rowtype, typmod, fcinfo->flinfo->fn_mcxt);
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(rec);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = rec;
+	heap_deform_tuple(&tuple, rs->desc, rs->values, rs->isnull);
+	for (j = 0; j < m->nfeatures; j++)
+	{
+		rs->columns[j + 1] = rs->values[rs->attnums[j] - 1];
+		rs->column_null[j + 1] = rs->isnull[rs->attnums[j] - 1];
+	}
+	if (!decode_model_row(m, rs->columns, rs->column_null, pm->row, NULL, NULL))
+		PG_RETURN_NULL();
+	score = score_row(pm, &best);
+	if (best >= 0)
+		result[0] = CStringGetTextDatum(pm->classes[best]);
+	else
+		result_null[0] = true;
+	result[1] = Float8GetDatum(score);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rs->result, result, result_null)));
 }
 
 Datum
@@ -192,39 +388,10 @@ unlearn_coef(PG_FUNCTION_ARGS)
 }
 
 /*
- * Point m's feature column types at those of another relation to score,
- * which must have every feature column with a supported type of the same
- * shape (scalar or array).
- */
-static void
-scoring_columns(UnlearnModel *m, Oid relid)
-{
-	int			i;
-
-	for (i = 0; i < m->nfeatures; i++)
-	{
-		AttrNumber	attnum = get_attnum(relid, m->features[i]);
-		Oid			t = attnum == InvalidAttrNumber || attnum < 0 ? InvalidOid : get_atttype(relid, attnum);
-		bool		is_array;
-
-		if (!OidIsValid(t))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" of relation \"%s\" does not exist",
-							m->features[i], get_rel_name(relid)),
-					 errhint("The scored table needs every feature column of model \"%s\".", m->name)));
-		if (!feature_type_supported(t, &is_array) || is_array != m->feature_array)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" of relation \"%s\" has type %s, which does not fit model \"%s\"",
-							m->features[i], get_rel_name(relid), format_type_be(t), m->name)));
-		m->column_types[i] = t;
-	}
-}
-
-/*
  * unlearn_score(model, source): (row_id, label, score) for every row of a
- * table that has the model's feature columns, in one pass.
+ * table that has the model's feature columns, in one pass: the function of
+ * the 0.3.0 catalog's unlearn_score(text, regclass), until ALTER EXTENSION
+ * UPDATE replaces it.
  */
 Datum
 unlearn_score(PG_FUNCTION_ARGS)
@@ -248,7 +415,7 @@ unlearn_score(PG_FUNCTION_ARGS)
 	m = catalog_load_model(pm->name, false, false, false);
 	relid = PG_ARGISNULL(1) ? m->source : PG_GETARG_OID(1);
 	if (relid != m->source)
-		scoring_columns(m, relid);
+		bind_relation_columns(m, relid, false);
 	query = build_feature_select(m, relation_qualified_name(relid), true);
 	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
 	for (;;)

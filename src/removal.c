@@ -95,6 +95,57 @@ prepare_rows(UnlearnModel *m, RowBatch *batch, StepRows *rows)
 		rows->cls[i] = label_to_target(m, batch->labels[i], batch->label_values[i], &rows->y[i]);
 }
 
+/* the index of a label among m's classes, or -1 */
+static int
+class_index(const UnlearnModel *m, const char *label)
+{
+	int			k;
+
+	for (k = 0; k < m->nlabels; k++)
+		if (strcmp(m->classes[k], label) == 0)
+			return k;
+	return -1;
+}
+
+/*
+ * Take one statement's rows into a classifier's rows per class, and say
+ * whether its classes still hold: false if a class loses its last row or
+ * a row brings a label that is no class of the model.  The model is then
+ * retrained and takes its classes from the rows left (retrain_or_rest),
+ * so its public class list never names a label of deleted rows only.
+ * O(rows * K).
+ */
+bool
+class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
+{
+	bool		holds = true;
+	int			i,
+				k;
+
+	if (m->class_rows == NULL)
+		return true;			/* squared loss, at rest, or trained before 0.4.0 */
+	for (i = 0; removed != NULL && i < removed->count; i++)
+	{
+		k = class_index(m, removed->labels[i]);
+		if (k < 0)
+			holds = false;
+		else
+			m->class_rows[k]--;
+	}
+	for (i = 0; added != NULL && i < added->count; i++)
+	{
+		k = class_index(m, added->labels[i]);
+		if (k < 0)
+			holds = false;
+		else
+			m->class_rows[k]++;
+	}
+	for (k = 0; k < m->nlabels; k++)
+		if (m->class_rows[k] <= 0)
+			holds = false;
+	return holds;
+}
+
 /*
  * Delta of class k at w over the removed rows minus the added rows, each
  * given as (x, target) through a StepRows view and an offset into x.
@@ -512,40 +563,64 @@ removal_init(void)
 							 &unlearn_reanchor, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
-/* too few rows to fit p weights: release nothing, keep nothing */
+/*
+ * Release nothing and keep nothing: too few rows to fit p weights, or
+ * (one_class) the rows of a classifier have a single label left.
+ */
 static void
-rest_model(UnlearnModel *m, int64 rows)
+rest_model(UnlearnModel *m, int64 rows, bool one_class)
 {
 	m->status = MODEL_TOO_FEW_ROWS;
 	m->rows = rows;
+	m->class_rows = NULL;
 	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
-	ereport(NOTICE,
-			(errmsg("model \"%s\" withholds its weights: its table has %lld rows, fewer than its %d weights",
-					m->name, (long long) rows, m->p),
-			 errhint("Inserting rows, or unlearn_retrain('%s') once there are enough, brings it back.",
-					 m->name)));
+	if (one_class)
+		ereport(NOTICE,
+				(errmsg("model \"%s\" withholds its weights: the rows of its table have a single label",
+						m->name),
+				 errhint("Inserting rows of another label, or unlearn_retrain('%s') once there are some, brings it back.",
+						 m->name)));
+	else
+		ereport(NOTICE,
+				(errmsg("model \"%s\" withholds its weights: its table has %lld rows, fewer than its %d weights",
+						m->name, (long long) rows, m->p),
+				 errhint("Inserting rows, or unlearn_retrain('%s') once there are enough, brings it back.",
+						 m->name)));
 }
 
 /*
  * Retrain m on its table's rows with fresh noise, or, if the table holds
- * fewer rows than weights, put it to rest (MODEL_TOO_FEW_ROWS): erasure
- * never fails for want of rows.
+ * fewer rows than weights (or a classifier's rows a single label), put it
+ * to rest (MODEL_TOO_FEW_ROWS): erasure never fails for want of rows.  A
+ * classifier whose catalog keeps its rows per class takes its classes
+ * afresh from the rows, so that its class list never names a label that
+ * only deleted rows had.
  */
 void
 retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 {
-	int64		rows = relation_row_count(m->source);
+	int64		skipped;
+	int64		rows = model_row_count(m, &skipped);
 
 	if (rows < m->p)
 	{
-		rest_model(m, rows);
+		m->skipped = skipped;
+		rest_model(m, rows, false);
 		return;
 	}
 	if (why != NULL)
 		ereport(NOTICE,
 				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
 				 errdetail("%s", why)));
-	retrain_model(m, verbose, true);
+	if (m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
+		m->classes = NULL;
+	if (!retrain_model(m, verbose, true))
+	{
+		/* classes holds the one label left; nothing is released */
+		m->nclasses = 1;
+		rest_model(m, rows, true);
+		return;
+	}
 	m->status = MODEL_READY;
 }
 
@@ -761,13 +836,13 @@ handle_exhausted(UnlearnModel *m)
 
 /*
  * Apply one statement's row changes to m (which must be loaded with its
- * state and locked).  map_holds false (column_map_update) retrains m: its
- * column map would differ on the rows left.  Returns the l2 (over
- * classes) bound of the statement's change; m is left ready for
+ * state and locked).  A retrain_reason retrains m instead (its column map
+ * or its classes would differ on the rows left: column_map_update,
+ * class_rows_update).  Returns the l2 (over classes) bound of the statement's change; m is left ready for
  * catalog_update_model.
  */
 double
-apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, bool map_holds)
+apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const char *retrain_reason)
 {
 	StepRows	rems,
 				adds;
@@ -782,30 +857,32 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, bool map_
 	int			i,
 				k;
 	bool		retrained = false;
+	int			nrem = removed ? removed->count : 0;
+	int			nadd = added ? added->count : 0;
 
-	prepare_rows(m, removed, &rems);
-	prepare_rows(m, added, &adds);
-	m->removed += rems.count;
-	m->inserted += adds.count;
+	m->removed += nrem;
+	m->inserted += nadd;
 
 	if (m->status != MODEL_READY)
 	{
 		/* nothing released: count rows, and come back when there are enough */
-		m->rows += adds.count - rems.count;
+		m->rows += nadd - nrem;
 		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p)
 			retrain_now(m, "Its table has enough rows again.");
 		return 0.0;
 	}
-	if (m->rows + adds.count - rems.count < m->p)
+	if (m->rows + nadd - nrem < m->p)
 	{
-		rest_model(m, m->rows + adds.count - rems.count);
+		rest_model(m, m->rows + nadd - nrem, false);
 		return 0.0;
 	}
-	if (!map_holds)
+	if (retrain_reason != NULL)
 	{
-		retrain_now(m, "The centre or spread of a column of the remaining rows moved to another grid step.");
+		retrain_now(m, retrain_reason);
 		return 0.0;
 	}
+	prepare_rows(m, removed, &rems);
+	prepare_rows(m, added, &adds);
 
 	if (m->factor == NULL && !rebuild_matrices(m, &rems, &adds))
 	{

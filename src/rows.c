@@ -237,18 +237,48 @@ build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid)
 }
 
 /*
+ * Whether a row has a null in a model column: the label (with_label), a
+ * feature, or an element of the feature array.
+ */
+bool
+model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull, bool with_label)
+{
+	int			j;
+
+	if (with_label && isnull[0])
+		return true;
+	for (j = 1; j <= m->nfeatures; j++)
+		if (isnull[j])
+			return true;
+	if (m->feature_array)
+	{
+		ArrayType  *a = DatumGetArrayTypeP(values[1]);
+		bool		has_null = array_contains_nulls(a);
+
+		if ((Pointer) a != DatumGetPointer(values[1]))
+			pfree(a);
+		return has_null;
+	}
+	return false;
+}
+
+/*
  * Decode one row: values[0] is the label, values[1..nfeatures] the
  * features, of the model's stored column types.  raw[d] receives the
  * features; *label the canonical label text and *label_value its value
- * (label may be NULL: scoring reads no label).  A null label or feature
- * is an error naming the column, never the row.
+ * (label may be NULL: scoring reads no label).  Returns false for a row
+ * with a null in a model column under nulls => 'skip' (nothing is
+ * decoded); under 'error' such a null is an error naming the column,
+ * never the row.
  */
-void
+bool
 decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 				 double *raw, char **label, double *label_value)
 {
 	int			j;
 
+	if (m->skip_nulls && model_row_has_null(m, values, isnull, label != NULL))
+		return false;
 	if (label != NULL)
 	{
 		if (isnull[0])
@@ -256,7 +286,7 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("label column \"%s\" of model \"%s\" must not be null",
 							m->label, m->name),
-					 errhint("Every row of a trained table needs a label.")));
+					 errhint("Every row of a trained table needs a label, or train with nulls => 'skip'.")));
 		*label = label_from_datum(m->column_types[m->nfeatures], values[0], label_value);
 	}
 	for (j = 0; j < m->nfeatures; j++)
@@ -265,27 +295,47 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
 							m->features[j], m->name),
-					 errhint("Remove the row or fill in its features.")));
+					 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
 	if (m->feature_array)
 		extract_float_array(values[1], raw, m->dims, "feature array");
 	else
 		for (j = 0; j < m->nfeatures; j++)
 			raw[j] = numeric_datum_to_double(getBaseType(m->column_types[j]), values[j + 1]);
 	check_feature_values(raw, m->dims, m->name);
+	return true;
+}
+
+/* model_row_has_null (label included) for a tuple of build_feature_select's layout */
+bool
+spi_row_has_null(UnlearnModel *m, HeapTuple tuple, TupleDesc desc)
+{
+	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	bool		has_null;
+	int			j;
+
+	for (j = 0; j <= m->nfeatures; j++)
+		values[j] = SPI_getbinval(tuple, desc, j + 1, &isnull[j]);
+	has_null = model_row_has_null(m, values, isnull, true);
+	pfree(values);
+	pfree(isnull);
+	return has_null;
 }
 
 /* decode_model_row for a tuple of build_feature_select's layout */
-void
+bool
 decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 			   char **label, double *label_value)
 {
 	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	bool		decoded;
 	int			j;
 
 	for (j = 0; j <= m->nfeatures; j++)
 		values[j] = SPI_getbinval(tuple, desc, j + 1, &isnull[j]);
-	decode_model_row(m, values, isnull, raw, label, label_value);
+	decoded = decode_model_row(m, values, isnull, raw, label, label_value);
 	pfree(values);
 	pfree(isnull);
+	return decoded;
 }

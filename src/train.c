@@ -21,6 +21,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -135,11 +136,13 @@ label_index(UnlearnModel *m, LabelSet *set, char *label, double value)
 }
 
 /*
- * Pick the classes of a new logistic model from the labels its rows have,
- * in the label type's order (the positive class of a binary model last),
- * and turn the rows' provisional indexes into targets.
+ * Pick the classes of a logistic model from the labels its rows have, in
+ * the label type's order (the positive class of a binary model last), turn
+ * the rows' provisional indexes into targets and count the rows of each
+ * class.  Returns false, with the labels there are in m->classes, if the
+ * rows have fewer than two.
  */
-static void
+static bool
 choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 {
 	int		   *order = palloc(sizeof(int) * Max(set->n, 1));
@@ -148,10 +151,12 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 	int64		i;
 
 	if (set->n < 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("label column \"%s\" has a single class", m->label),
-				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
+	{
+		m->nlabels = set->n;
+		m->classes = palloc(sizeof(char *) * 2);
+		m->classes[0] = set->n > 0 ? set->text[0] : NULL;
+		return false;
+	}
 	for (k = 0; k < set->n; k++)
 		order[k] = k;
 	sorting_labels = set;
@@ -168,17 +173,23 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 		rank[order[k]] = k;
 	}
 	m->nclasses = set->n == 2 ? 1 : set->n;
+	m->class_rows = palloc0(sizeof(int64) * set->n);
 	for (i = 0; i < dm->n; i++)
 	{
 		dm->cls[i] = rank[dm->cls[i]];
 		dm->y[i] = m->nclasses == 1 ? (dm->cls[i] == 1 ? 1.0 : -1.0) : 0.0;
+		m->class_rows[dm->cls[i]]++;
 	}
 	if (m->nclasses == 1)
 	{
-		/* numeric {-1, 1} and {0, 1} put the positive class 1 last already */
-		if (!sorting_numeric ||
-			!(set->value[order[1]] == 1.0 &&
-			  (set->value[order[0]] == 0.0 || set->value[order[0]] == -1.0)))
+		/*
+		 * numeric {-1, 1} and {0, 1} put the positive class 1 last already;
+		 * said once, when the model is trained
+		 */
+		if (m->trained_rows == 0 &&
+			(!sorting_numeric ||
+			 !(set->value[order[1]] == 1.0 &&
+			   (set->value[order[0]] == 0.0 || set->value[order[0]] == -1.0))))
 			ereport(NOTICE,
 					(errmsg("binary labels %s and %s: the positive class is %s",
 							m->classes[0], m->classes[1], m->classes[1])));
@@ -187,6 +198,7 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 	}
 	pfree(order);
 	pfree(rank);
+	return true;
 }
 
 /* the number of rows of a table, counted as its owner (privilege.c) */
@@ -208,16 +220,55 @@ relation_row_count(Oid relid)
 }
 
 /*
+ * The number of rows a model reflects: those of its table, less (under
+ * nulls => 'skip') the rows with a null in a model column, which
+ * *skipped receives.  Counted as the table's owner.
+ */
+int64
+model_row_count(UnlearnModel *m, int64 *skipped)
+{
+	char	   *relation = relation_qualified_name(m->source);
+	StringInfoData cond;
+	ExtensionContext ctx;
+	bool		isnull;
+	int64		total,
+				kept;
+	int			j;
+
+	*skipped = 0;
+	if (!m->skip_nulls)
+		return relation_row_count(m->source);
+	initStringInfo(&cond);
+	appendStringInfo(&cond, "%s IS NOT NULL", quote_identifier(m->label));
+	for (j = 0; j < m->nfeatures; j++)
+		appendStringInfo(&cond, m->feature_array ?
+						 " AND pg_catalog.array_position(%s, NULL) IS NULL" :
+						 " AND %s IS NOT NULL", quote_identifier(m->features[j]));
+	enter_table_owner_context(m->source, &ctx);
+	if (SPI_execute(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
+							 cond.data, relation), false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not count the rows of %s", relation);
+	total = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	kept = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	leave_extension_context(&ctx);
+	*skipped = total - kept;
+	return kept;
+}
+
+/*
  * Read the model's rows from its table (relation: its qualified name), as
  * the table's owner, into a row-major matrix of raw features (unmapped;
- * see map_design).
+ * see map_design).  discover takes a classifier's classes from the rows:
+ * returns false if they have fewer than two labels.
  */
-void
+bool
 load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discover)
 {
 	Portal		portal;
 	int64		expected;
 	int64		i = 0;
+	int64		read = 0;
 	double	   *raw = NULL;
 	bool		isnull;
 	LabelSet   *labels = NULL;
@@ -245,7 +296,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 		SPI_cursor_fetch(portal, true, FETCH_ROWS);
 		if (SPI_processed == 0)
 			break;
-		for (j = 0; j < SPI_processed; j++)
+		for (j = 0; j < SPI_processed && read < expected; j++)
 		{
 			HeapTuple	tup = SPI_tuptable->vals[j];
 			TupleDesc	desc = SPI_tuptable->tupdesc;
@@ -255,18 +306,26 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 			int			cls;
 
 			CHECK_FOR_INTERRUPTS();
+			/* a concurrent insert beyond count(): that is the snapshot we use */
+			read++;
 			if (dm->x == NULL)
 			{
-				/* first row: learn d of an array model, then size X */
+				/* first row in the model: learn d of an array model, then size X */
 				if (m->feature_array && m->dims <= 0)
 				{
 					Datum		v = SPI_getbinval(tup, desc, 2, &isnull);
 
+					if (m->skip_nulls && (isnull || spi_row_has_null(m, tup, desc)))
+					{
+						dm->skipped++;
+						continue;
+					}
 					if (isnull)
 						ereport(ERROR,
 								(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 								 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
-										m->features[0], m->name)));
+										m->features[0], m->name),
+								 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
 					m->dims = extract_float_array(v, NULL, -1, "feature array");
 					if (m->dims == 0 || m->dims > UNLEARN_MAX_DIMS)
 						ereport(ERROR,
@@ -282,10 +341,12 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 				if (m->nclasses > 1 || labels != NULL)
 					dm->cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * expected);
 			}
-			if (i >= expected)
-				break;			/* a concurrent insert: count() is the snapshot we use */
 			raw = dm->x + i * m->p;
-			decode_spi_row(m, tup, desc, raw, &label, &label_value);
+			if (!decode_spi_row(m, tup, desc, raw, &label, &label_value))
+			{
+				dm->skipped++;
+				continue;
+			}
 			if (labels != NULL)
 				cls = label_index(m, labels, label, label_value);
 			else
@@ -302,7 +363,8 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	leave_extension_context(&ctx);
 	dm->n = i;
 	if (labels != NULL)
-		choose_classes(m, labels, dm);
+		return choose_classes(m, labels, dm);
+	return true;
 }
 
 /*
@@ -726,9 +788,10 @@ gram_of_design(const DesignMatrix *dm, double *gram_packed)
  * (Re)train every class of m on the current rows of its source table.
  * On return m holds the new coefficients and state; the caller writes
  * them.  fresh_noise draws a new b (Algorithm 2 always does; a new model
- * too).
+ * too).  Returns false, changing nothing but the class list, if a
+ * classifier whose classes are taken afresh finds fewer than two labels.
  */
-void
+bool
 retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 {
 	DesignMatrix dm;
@@ -738,7 +801,17 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	int			p;
 	Size		packed;
 
-	load_design(m, relation, &dm, discover);
+	if (!load_design(m, relation, &dm, discover))
+	{
+		free_design(&dm);
+		return false;
+	}
+	if (dm.n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("every row of table %s has a null in a column of model \"%s\"",
+						relation, m->name),
+				 errhint("Fill in the model's columns of some rows before training.")));
 	linalg_parallel(true);
 	p = m->p;
 	if (p > dm.n)
@@ -751,6 +824,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 
 	m->reg = m->lambda * dm.n;
 	m->rows = dm.n;
+	m->skipped = dm.skipped;
 	m->trained_rows = dm.n;
 	packed = PACKED_SIZE(p);
 
@@ -784,4 +858,5 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	linalg_parallel(false);
 
 	free_design(&dm);
+	return true;
 }

@@ -102,6 +102,7 @@ typedef struct ModelRows
 	int			p;				/* doubles per row */
 	RowBatch   *removed;		/* raw rows, unmapped */
 	RowBatch   *added;
+	int64		skipped_delta;	/* rows left out for a null: added less removed */
 } ModelRows;
 
 static List *pending_changes = NIL;	/* cells in TopTransactionContext */
@@ -246,9 +247,11 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 		}
 		for (j = 0; j <= m->nfeatures; j++)
 			values[j] = slot_getattr(slot, attnums[j], &isnull[j]);
-		decode_model_row(m, values, isnull, batch->x + (Size) batch->count * m->p,
-						 &batch->labels[batch->count], &batch->label_values[batch->count]);
-		batch->count++;
+		if (decode_model_row(m, values, isnull, batch->x + (Size) batch->count * m->p,
+							 &batch->labels[batch->count], &batch->label_values[batch->count]))
+			batch->count++;
+		else
+			batch->skipped++;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	return batch;
@@ -331,6 +334,9 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 		else
 			keep_row(m->p, rn, n, ni[b++]);
 	}
+	/* rows left out for a null are counted, not compared */
+	ro->skipped = o->skipped;
+	rn->skipped = n->skipped;
 	*old_rows = ro;
 	*new_rows = rn;
 }
@@ -442,13 +448,16 @@ load_for_change(const char *name, bool with_state)
 	return m;
 }
 
-/* apply one query's rows to one model: lock, load, step, write, ledger */
+/*
+ * Apply one query's rows to one model: lock, load, step, write, ledger.
+ * Rows left out for a null (nulls => 'skip') only change its count.
+ */
 static void
 maintain_model(ModelRows *rows, const char *operation)
 {
 	UnlearnModel *m;
 	double		bound;
-	bool		map_holds;
+	const char *retrain_reason = NULL;
 	double		spent_before;
 	instr_time	start;
 	double		t_load,
@@ -457,7 +466,11 @@ maintain_model(ModelRows *rows, const char *operation)
 	int			nadd = rows->added ? rows->added->count : 0;
 
 	if (nrem + nadd == 0)
+	{
+		if (rows->skipped_delta != 0 && load_for_change(rows->name, false) != NULL)
+			catalog_count_skipped(rows->name, rows->skipped_delta);
 		return;
+	}
 	INSTR_TIME_SET_CURRENT(start);
 	m = load_for_change(rows->name, true);
 	t_load = elapsed_ms(start);
@@ -466,11 +479,16 @@ maintain_model(ModelRows *rows, const char *operation)
 	if (m->status == MODEL_READY)
 		catalog_checkout_matrices(m);
 	spent_before = m->spent;
-	map_holds = m->status != MODEL_READY ||
-		column_map_update(m, rows->removed, rows->added);
+	m->skipped += rows->skipped_delta;
+	if (m->status == MODEL_READY && !class_rows_update(m, rows->removed, rows->added))
+		retrain_reason = "A class of the model lost its last row, or a row brings a new class.";
+	/* the sums go forward in any case: a retrain replaces them */
+	if (m->status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
+		retrain_reason == NULL)
+		retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
 	map_batch(m, rows->removed);
 	map_batch(m, rows->added);
-	bound = apply_row_changes(m, rows->removed, rows->added, map_holds);
+	bound = apply_row_changes(m, rows->removed, rows->added, retrain_reason);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
 	if (m->rebuilt_now)
@@ -599,6 +617,7 @@ apply_change(PendingChange *pc, const char *operation)
 			ModelRows  *from = (ModelRows *) lfirst(lc2);
 			ModelRows  *to = model_rows(&models, from->name, from->p, pc->memory);
 
+			to->skipped_delta += from->skipped_delta;
 			/* one part (the usual statement): its rows as they are */
 			if (from->removed != NULL && to->removed == NULL)
 				to->removed = from->removed;
@@ -666,6 +685,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 		if (removed != NULL && added != NULL)
 			multiset_difference(m, &removed, &added);
 		mr = model_rows(&part->models, m->name, m->p, pc->memory);
+		mr->skipped_delta += (added ? added->skipped : 0) - (removed ? removed->skipped : 0);
 		if (removed != NULL && removed->count > 0)
 			append_batch(m->p, &mr->removed, removed, pc->memory);
 		if (added != NULL && added->count > 0)

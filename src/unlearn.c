@@ -43,7 +43,7 @@ _PG_init(void)
 static const char *const train_argnames[] = {
 	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
 	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose",
-	"preprocess"
+	"preprocess", "centre", "spread", "nulls"
 };
 
 /* the i-th feature column's declared centre or spread, checked */
@@ -158,6 +158,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 			   *on_exhausted,
 			   *steps,
 			   *preprocess,
+			   *nulls,
 			   *loss;
 	Oid			relid;
 	bool		replace;
@@ -166,9 +167,12 @@ unlearn_train(PG_FUNCTION_ARGS)
 	ExtensionContext ctx;
 
 	state_store_require();
-	/* the 0.1.0 and 0.2.0 catalogs call with 15 arguments and have no map */
+	/*
+	 * the 0.1.0 and 0.2.0 catalogs call with 15 arguments and have no map;
+	 * the 0.3.0 catalog calls with 18 and has no null policy
+	 */
 	for (i = 0; i < Min(PG_NARGS(), lengthof(train_argnames)); i++)
-		if (PG_ARGISNULL(i))
+		if (PG_ARGISNULL(i) && i != 16 && i != 17)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument \"%s\" of unlearn_train must not be null", train_argnames[i])));
@@ -189,6 +193,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	replace = PG_GETARG_BOOL(13);
 	verbose = PG_GETARG_BOOL(14);
 	preprocess = PG_NARGS() > 15 ? text_to_cstring(PG_GETARG_TEXT_PP(15)) : "none";
+	nulls = PG_NARGS() > 18 ? text_to_cstring(PG_GETARG_TEXT_PP(18)) : "error";
 
 	if (m->name[0] == '\0')
 		ereport(ERROR,
@@ -205,6 +210,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("on_exhausted policy", on_exhausted, "retrain", "suspend", NULL);
 	require_choice("steps", steps, "row", "statement", NULL);
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
+	require_choice("nulls", nulls, "error", "skip", NULL);
 	if (PG_NARGS() > 15 &&
 		(PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
 		 (strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16)))
@@ -228,6 +234,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->per_row_steps = strcmp(steps, "row") == 0;
 	m->preprocess = strcmp(preprocess, "standardize") == 0 ? PREPROCESS_STANDARDIZE :
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
+	m->skip_nulls = strcmp(nulls, "skip") == 0;
 	m->owner = GetUserId();
 	m->source = relid;
 	m->nclasses = 1;
@@ -275,7 +282,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 		catalog_ledger(old, "replace", 0, 0, 0.0, false);
 	}
 
-	retrain_model(m, verbose, true);
+	if (!retrain_model(m, verbose, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("label column \"%s\" has a single class", m->label),
+				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
 	m->retrained_now = true;
 	catalog_insert_model(m);
 	catalog_attach_triggers(relid);

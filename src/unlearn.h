@@ -99,6 +99,7 @@ typedef struct DesignMatrix
 	double	   *x;				/* n * p */
 	double	   *y;				/* n labels: +-1 for logistic, value for squared */
 	int		   *cls;			/* n class indexes (multiclass), or NULL */
+	int64		skipped;		/* rows read and left out for a null */
 } DesignMatrix;
 
 /*
@@ -137,6 +138,8 @@ typedef struct UnlearnModel
 	double	   *centre;			/* map_columns(m) each; NULL: identity */
 	double	   *spread;
 	int64		rows;
+	int64		skipped;		/* rows outside the model for a null */
+	bool		skip_nulls;		/* nulls => 'skip' (else a null is an error) */
 	int64		trained_rows;
 	int64		removed;
 	int64		inserted;
@@ -164,6 +167,7 @@ typedef struct UnlearnModel
 	double	   *class_spent;	/* K: beta_k */
 	double	   *weight_sum;		/* K: C_k = sum_i l''(w0_k.x_i) over current rows */
 	double	   *column_sums;	/* 2 per column: S1, S2 ('standardize') */
+	int64	   *class_rows;		/* nlabels: rows per label of a classifier */
 	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
 	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
 	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
@@ -253,6 +257,51 @@ extern void column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride
 extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
 							  const struct RowBatch *added);
 
+/* predict.c: what prediction needs of a released model */
+typedef struct PredictModel
+{
+	char	   *name;
+	UnlearnLoss loss;
+	int			dims;
+	int			p;
+	int			nclasses;
+	int			nlabels;
+	RowMap		map;
+	double	   *coef;
+	char	  **classes;
+	double	   *row;			/* scratch, p */
+	double	   *proba;			/* scratch, one per label */
+	UnlearnModel *columns;		/* the model's columns, for decode_model_row */
+} PredictModel;
+extern PredictModel *load_predict_model(const char *name, MemoryContext cxt);
+extern double score_row(PredictModel *pm, int *best);
+extern int	class_probabilities(PredictModel *pm);
+extern void require_classifier(PredictModel *pm, const char *function);
+extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);
+
+/* metrics.c */
+typedef struct ClassificationMetrics
+{
+	double		accuracy;
+	double		log_loss;
+	double		roc_auc;		/* NaN: a class lacks positives or negatives */
+	double		macro_f1;
+	double	   *precision;		/* K each */
+	double	   *recall;
+	double	   *f1;
+	int64	   *confusion;		/* K x K, row: true class, column: predicted */
+} ClassificationMetrics;
+typedef struct RegressionMetrics
+{
+	double		r2;				/* NaN for constant targets */
+	double		rmse;
+	double		mae;
+} RegressionMetrics;
+extern void classification_metrics(const int *truth, const int *predicted, const double *proba,
+								   int64 n, int K, ClassificationMetrics *out);
+extern void regression_metrics(const double *y, const double *pred, int64 n,
+							   RegressionMetrics *out);
+
 /* features.c */
 extern void check_feature_values(const double *raw, int d, const char *model);
 extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
@@ -264,14 +313,18 @@ extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid);
-extern void decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
+extern bool model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull,
+							   bool with_label);
+extern bool decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 							 double *raw, char **label, double *label_value);
-extern void decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
+extern bool spi_row_has_null(UnlearnModel *m, HeapTuple tuple, TupleDesc desc);
+extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 						   char **label, double *label_value);
 
 /* train.c */
 extern int64 relation_row_count(Oid relid);
-extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
+extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
+extern bool load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 						bool discover_classes);
 extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
@@ -285,7 +338,7 @@ extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 							  double *magnitude);
 extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool fit);
 extern void free_design(DesignMatrix *dm);
-extern void retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
+extern bool retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
 extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
 
 /* catalog.c */
@@ -303,6 +356,8 @@ extern void catalog_load_state(UnlearnModel *m, bool for_update);
 extern void catalog_checkout_matrices(UnlearnModel *m);
 extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
+extern bool catalog_tracks_classes(void);
+extern void catalog_count_skipped(const char *name, int64 delta);
 extern bool catalog_model_identity(const char *name, bool for_update, bool missing_ok,
 								   Oid *owner, Oid *source);
 extern void catalog_quarantine_model(const char *name);
@@ -343,11 +398,13 @@ typedef struct RowBatch
 	double	   *x;				/* count * p, mapped */
 	char	  **labels;			/* canonical label text per row (rows.c) */
 	double	   *label_values;	/* and its value (squared loss) */
+	int			skipped;		/* rows left out for a null (nulls => 'skip') */
 } RowBatch;
 extern bool unlearn_reanchor;
 extern void removal_init(void);
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added,
-								 bool map_holds);
+								 const char *retrain_reason);
+extern bool class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 extern double budget_limit(UnlearnModel *m);
 extern bool reanchor_into(UnlearnModel *m, double *matrices);

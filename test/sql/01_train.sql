@@ -30,7 +30,7 @@ SELECT array_length(unlearn_coef('ones'), 1) AS p,
 -- training accuracy through the fast scoring path and the per-row one agree
 SELECT avg((s.label = o.is_one::text)::int) > 0.98 AS accurate,
 	   bool_and(abs(s.score - unlearn_predict('ones', o.pixels)) < 1e-12) AS same_scores
-FROM unlearn_score('ones') s JOIN ones_sevens o ON o.ctid = s.row_id;
+FROM unlearn_score('ones') s JOIN ones_sevens o ON o.id = (s.key->>'id')::int;
 SELECT avg((unlearn_predict_class('digits10', pixels) = label::text)::int) > 0.95 AS accurate
 FROM digits;
 SELECT round(unlearn_predict('diab', ARRAY[50, 1, 25, 90, 190, 110, 50, 4, 4.6, 90]::float8[])::numeric, 0) > 0 AS positive_value;
