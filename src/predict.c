@@ -48,6 +48,8 @@ load_predict_model(const char *name, MemoryContext cxt)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" releases no weights: its state is \"%s\"",
 						m->name, model_status_name(m->status)),
+				 m->status == MODEL_TOO_FEW_ROWS && m->nlabels == 1 ?
+				 errhint("The rows of its table have a single label; inserting rows of another brings it back.") :
 				 m->status == MODEL_TOO_FEW_ROWS ?
 				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->name) :
 				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->name)));

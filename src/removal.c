@@ -865,10 +865,14 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 
 	if (m->status != MODEL_READY)
 	{
-		/* nothing released: count rows, and come back when there are enough */
+		/*
+		 * Nothing released: count rows, and come back when added rows bring
+		 * enough of them, or a second label to a classifier that had one.
+		 */
 		m->rows += nadd - nrem;
-		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p)
-			retrain_now(m, "Its table has enough rows again.");
+		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p && nadd > 0)
+			retrain_now(m, m->nlabels == 1 ? "Rows were added to a classifier whose rows had a single label." :
+						"Its table has enough rows again.");
 		return 0.0;
 	}
 	if (m->rows + nadd - nrem < m->p)

@@ -797,21 +797,23 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	DesignMatrix dm;
 	char	   *relation = relation_qualified_name(m->source);
 	bool		discover = (m->classes == NULL && m->loss == LOSS_LOGISTIC);
+	bool		enough_classes;
 	int			k;
 	int			p;
 	Size		packed;
 
-	if (!load_design(m, relation, &dm, discover))
-	{
-		free_design(&dm);
-		return false;
-	}
+	enough_classes = load_design(m, relation, &dm, discover);
 	if (dm.n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("every row of table %s has a null in a column of model \"%s\"",
 						relation, m->name),
 				 errhint("Fill in the model's columns of some rows before training.")));
+	if (!enough_classes)
+	{
+		free_design(&dm);
+		return false;
+	}
 	linalg_parallel(true);
 	p = m->p;
 	if (p > dm.n)

@@ -1,0 +1,100 @@
+-- Prediction of whole rows and tables: all-class probabilities, scoring a
+-- row with one deform (unlearn_score_row, parallel safe), scoring a table by
+-- its primary key (unlearn_score), and held-out evaluation
+-- (unlearn_evaluate; test/python/check_metrics.py checks its numbers
+-- against scikit-learn).
+
+CREATE TABLE sc AS SELECT id, label, pixels FROM digits WHERE id <= 1200;
+ALTER TABLE sc ADD PRIMARY KEY (id);
+CREATE TABLE sc_held AS SELECT id, label, pixels FROM digits WHERE id > 1200;
+SELECT model FROM unlearn_train('sc', 'sc', 'label', '{pixels}', sigma => 0.5);
+SELECT model FROM unlearn_train('sc_one', 'ones_sevens', 'is_one', '{pixels}', sigma => 0.5);
+SELECT model FROM unlearn_train('sc_lsq', 'diabetes', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								loss => 'squared', lambda => 1e-4, sigma => 0);
+
+-- 1. probabilities: one per class, summing to 1, the most probable being
+-- unlearn_predict_class's (one-vs-rest: the class sigmoids, normalised;
+-- unlearn_predict gives the top one before normalising); binary: 1 - p and
+-- p of unlearn_predict
+SELECT bool_and(array_length(p, 1) = 10) AS ten_each,
+	   bool_and(abs((SELECT sum(v) FROM unnest(p) v) - 1) < 1e-12) AS sum_to_one,
+	   bool_and((SELECT classes[array_position(p, (SELECT max(v) FROM unnest(p) v))]
+				 FROM unlearn.models WHERE model = 'sc') = unlearn_predict_class('sc', pixels)) AS argmax_is_class
+FROM (SELECT pixels, unlearn_predict_proba('sc', pixels) AS p FROM sc_held) x;
+SELECT bool_and(p[2] = unlearn_predict('sc_one', pixels) AND p[1] = 1 - p[2]) AS binary_pair
+FROM (SELECT pixels, unlearn_predict_proba('sc_one', pixels) AS p FROM ones_sevens) x;
+
+-- 2. a row's score and label equal those of its feature array, for every
+-- row, also in parallel workers, and on another table with the columns
+SELECT count(*) AS rows,
+	   bool_and(s.label = unlearn_predict_class('sc', t.pixels)) AS same_labels,
+	   bool_and(s.score = unlearn_predict('sc', t.pixels)) AS same_scores
+FROM sc t, unlearn_score_row('sc', t) s;
+SELECT bool_and(s.score = unlearn_predict('sc', t.pixels)) AS held_out_rows
+FROM sc_held t, unlearn_score_row('sc', t) s;
+SELECT bool_and(s.label IS NULL AND abs(s.score - unlearn_predict('sc_lsq', ARRAY[age,sex,bmi,bp,s1,s2,s3,s4,s5,s6])) < 1e-12) AS regression_rows
+FROM diabetes t, unlearn_score_row('sc_lsq', t) s;
+SELECT sum(s.score) AS serial_sum FROM sc t, unlearn_score_row('sc', t) s \gset
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT sum(s.score) FROM sc t, unlearn_score_row('sc', t) s;
+SELECT sum(s.score) = :serial_sum AS parallel_equals_serial FROM sc t, unlearn_score_row('sc', t) s;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- 3. a table by its primary key, a composite one too
+SELECT count(*) AS rows, bool_and(s.score = unlearn_predict('sc', t.pixels)) AS same_scores,
+	   bool_and(s.label = unlearn_predict_class('sc', t.pixels)) AS same_labels
+FROM unlearn_score('sc') s JOIN sc t ON t.id = (s.key->>'id')::int;
+CREATE TABLE "sc two-part" (part text, n int, pixels float8[], PRIMARY KEY (part, n));
+INSERT INTO "sc two-part" SELECT CASE WHEN id % 2 = 0 THEN 'even' ELSE 'o''dd' END, id, pixels FROM sc_held;
+SELECT s.key, s.label = unlearn_predict_class('sc', t.pixels) AS same_label
+FROM unlearn_score('sc', '"sc two-part"') s
+JOIN "sc two-part" t ON t.part = s.key->>'part' AND t.n = (s.key->>'n')::int
+ORDER BY t.n LIMIT 2;
+
+-- 4. evaluation: held out, on the training rows, and for regression
+SELECT rows, skipped, accuracy > 0.85 AS accurate, log_loss > 0 AS log_loss, roc_auc > 0.95 AS roc_auc,
+	   array_length(class_precision, 1) AS classes, array_dims(confusion) AS confusion
+FROM unlearn_evaluate('sc', 'sc_held');
+SELECT (SELECT sum(v) FROM unnest(confusion) v) = rows AS confusion_counts_rows,
+	   accuracy = (SELECT avg((unlearn_predict_class('sc', pixels) = label::text)::int) FROM sc) AS accuracy
+FROM unlearn_evaluate('sc');
+SELECT round(r2::numeric, 9) = round((1 - sum(power(target - p, 2)) / sum(power(target - m, 2)))::numeric, 9) AS r2,
+	   round(rmse::numeric, 9) = round(sqrt(avg(power(target - p, 2)))::numeric, 9) AS rmse,
+	   round(mae::numeric, 9) = round(avg(abs(target - p))::numeric, 9) AS mae,
+	   accuracy IS NULL AND confusion IS NULL AS no_class_metrics
+FROM unlearn_evaluate('sc_lsq'),
+	 (SELECT target, unlearn_predict('sc_lsq', ARRAY[age,sex,bmi,bp,s1,s2,s3,s4,s5,s6]) AS p,
+			 avg(target) OVER () AS m FROM diabetes) d
+GROUP BY r2, rmse, mae, accuracy, confusion;
+
+-- 5. bad input
+SELECT unlearn_predict_proba('sc_lsq', '{1,2,3,4,5,6,7,8,9,10}');
+SELECT s.* FROM diabetes t, unlearn_score_row('sc', t) s LIMIT 1;
+CREATE TABLE sc_text (id int, pixels text);
+INSERT INTO sc_text VALUES (1, '{1,2}');
+SELECT s.* FROM sc_text t, unlearn_score_row('sc', t) s;
+SELECT * FROM unlearn_score('sc', 'sc_held');
+SELECT * FROM unlearn_score('nope');
+SELECT * FROM unlearn_evaluate('sc', 'sc_text');
+CREATE TABLE sc_unknown AS SELECT id, label + 10 AS label, pixels FROM sc_held LIMIT 3;
+SELECT rows FROM unlearn_evaluate('sc', 'sc_unknown');
+SELECT * FROM unlearn_evaluate(NULL);
+SELECT unlearn_score_row('nope', t) FROM sc t LIMIT 1;
+
+-- 6. these read rows as the caller: a stranger may not score or evaluate
+-- a table it cannot read
+CREATE ROLE sc_stranger;
+SET ROLE sc_stranger;
+SELECT count(*) FROM unlearn_score('sc');
+SELECT rows FROM unlearn_evaluate('sc');
+RESET ROLE;
+DROP ROLE sc_stranger;
+
+SELECT unlearn_drop('sc'), unlearn_drop('sc_one'), unlearn_drop('sc_lsq');
+DROP TABLE sc, sc_held, "sc two-part", sc_text, sc_unknown;
