@@ -122,8 +122,13 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	int			i,
 				k;
 
+	if (m->loss == LOSS_SQUARED || m->status != MODEL_READY)
+		return true;
 	if (m->class_rows == NULL)
-		return true;			/* squared loss, at rest, or trained before 0.4.0 */
+	{
+		/* trained before 0.4.0: a retrain takes the classes from the rows */
+		return !catalog_tracks_classes();
+	}
 	for (i = 0; removed != NULL && i < removed->count; i++)
 	{
 		k = class_index(m, removed->labels[i]);

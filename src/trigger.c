@@ -480,8 +480,10 @@ maintain_model(ModelRows *rows, const char *operation)
 		catalog_checkout_matrices(m);
 	spent_before = m->spent;
 	m->skipped += rows->skipped_delta;
-	if (m->status == MODEL_READY && !class_rows_update(m, rows->removed, rows->added))
-		retrain_reason = "A class of the model lost its last row, or a row brings a new class.";
+	if (!class_rows_update(m, rows->removed, rows->added))
+		retrain_reason = m->class_rows == NULL ?
+			"The model was trained before its catalog kept its rows per class." :
+			"A class of the model lost its last row, or a row brings a new class.";
 	/* the sums go forward in any case: a retrain replaces them */
 	if (m->status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
 		retrain_reason == NULL)

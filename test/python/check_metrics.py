@@ -6,9 +6,13 @@ unlearn_predict_class, unlearn_predict) on the same held-out rows:
 
   * a binary logistic model on sklearn's breast-cancer data (an int {0, 1}
     label, one float8[] feature column), evaluated on a held-out table whose
-    columns are in another order, and on its own table (source omitted);
+    columns are in another order, on its own table (source omitted), and on
+    the held-out rows twice over with some labels flipped (tied scores of
+    both classes, for the ROC AUC's ties);
   * one-vs-rest models on iris (a text label, four separate columns) and on
-    the ten digits (an int label, one float8[] column), held out;
+    the ten digits (an int label, one float8[] column), held out; iris also
+    on the held-out rows of one class only (precision, recall and F1 of 0
+    where undefined; the ROC AUC is then NULL, where sklearn refuses);
   * a least-squares model on diabetes (ten separate columns of mixed
     numeric types), held out, against an integer label column;
   * a held-out row whose label is no class of the model: SQLSTATE 22000.
@@ -43,7 +47,8 @@ TOL = 1e-9
 DBL_EPSILON = np.finfo(np.float64).eps
 MODELS = ("cm_cancer", "cm_iris", "cm_digits", "cm_diab")
 TABLES = ("cm_cancer_train", "cm_cancer_test", "cm_iris_train", "cm_iris_test",
-          "cm_digits_train", "cm_digits_test", "cm_diab_train", "cm_diab_test", "cm_bad")
+          "cm_digits_train", "cm_digits_test", "cm_diab_train", "cm_diab_test", "cm_bad",
+          "cm_cancer_ties", "cm_iris_one")
 failures = 0
 
 
@@ -117,7 +122,7 @@ def evaluate(cur, model, table=None):
     return dict(zip([d[0] for d in cur.description], row))
 
 
-def check_classifier(cur, model, table, features_sql, truth, what):
+def check_classifier(cur, model, table, features_sql, truth, what, auc_defined=True):
     """unlearn_evaluate(model, table) against sklearn.metrics over the
     table's rows (ORDER BY id) scored by unlearn_predict_proba and
     unlearn_predict_class; truth: the canonical label text per row"""
@@ -151,11 +156,18 @@ def check_classifier(cur, model, table, features_sql, truth, what):
           absdiff(ev["accuracy"], metrics.accuracy_score(y, p)))
     check("%s: log_loss %.6f (relative)" % (tag, ev["log_loss"] or float("nan")),
           reldiff(ev["log_loss"], metrics.log_loss(y, proba, eps=DBL_EPSILON, labels=labels)))
-    if K == 2:
-        auc = metrics.roc_auc_score(y == 1, proba[:, 1])
+    try:
+        if K == 2:
+            auc = metrics.roc_auc_score(y == 1, proba[:, 1])
+        else:
+            auc = metrics.roc_auc_score(y, proba, multi_class="ovr", average="macro", labels=labels)
+    except ValueError:
+        auc = None                           # a class without positives or negatives
+    if auc_defined:
+        check("%s: roc_auc %.6f" % (tag, ev["roc_auc"] or float("nan")), absdiff(ev["roc_auc"], auc))
     else:
-        auc = metrics.roc_auc_score(y, proba, multi_class="ovr", average="macro", labels=labels)
-    check("%s: roc_auc %.6f" % (tag, ev["roc_auc"] or float("nan")), absdiff(ev["roc_auc"], auc))
+        check("%s: roc_auc is NULL where sklearn has none (got %s)" % (tag, ev["roc_auc"]),
+              ev["roc_auc"] is None and auc is None)
     check("%s: macro f1 %.6f" % (tag, ev["f1"] or float("nan")),
           absdiff(ev["f1"], metrics.f1_score(y, p, average="macro", labels=labels, zero_division=0)))
     prec, rec, f1, _ = metrics.precision_recall_fscore_support(y, p, labels=labels, zero_division=0)
@@ -217,6 +229,16 @@ def main():
     check_classifier(cur, "cm_cancer", "cm_cancer_test", "x", [str(v) for v in by[test]], "held out")
     check_classifier(cur, "cm_cancer", "cm_cancer_train", "x", [str(v) for v in by[~test]], "own table")
 
+    # tied scores: every held-out row twice, the copy of each with an even id
+    # other label
+    cur.execute("CREATE TABLE cm_cancer_ties AS "
+                "SELECT 2 * id AS id, benign, x FROM cm_cancer_test UNION ALL "
+                "SELECT 2 * id + 1, CASE WHEN id % 2 = 0 THEN 1 - benign ELSE benign END, x FROM cm_cancer_test")
+    ties = []
+    for i in np.flatnonzero(test):
+        ties += [str(by[i]), str(1 - by[i] if i % 2 == 0 else by[i])]
+    check_classifier(cur, "cm_cancer", "cm_cancer_ties", "x", ties, "held out")
+
     # a held-out label that is no class of the model
     cur.execute("CREATE TABLE cm_bad AS SELECT id, benign, x FROM cm_cancer_test")
     cur.execute("UPDATE cm_bad SET benign = 2 WHERE id = (SELECT max(id) FROM cm_bad)")
@@ -242,6 +264,11 @@ def main():
     check_classifier(cur, "cm_iris", "cm_iris_test",
                      "ARRAY[sepal_length, sepal_width, petal_length, petal_width]",
                      [iy[i] for i in np.flatnonzero(test)], "held out")
+    cur.execute("CREATE TABLE cm_iris_one AS SELECT * FROM cm_iris_test WHERE species = 'versicolor'")
+    check_classifier(cur, "cm_iris", "cm_iris_one",
+                     "ARRAY[sepal_length, sepal_width, petal_length, petal_width]",
+                     [iy[i] for i in np.flatnonzero(test) if iy[i] == "versicolor"], "held out",
+                     auc_defined=False)
 
     # (2b) one-vs-rest: the ten digits, int label, one float8[] column
     dx, dy = load_digits()

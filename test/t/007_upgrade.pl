@@ -2,7 +2,7 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.3.0, through 0.2.0).  The models are trained by the installed library on the 0.1.0
+# install's (0.4.0, through 0.2.0 and 0.3.0).  The models are trained by the installed library on the 0.1.0
 # catalog, as between a package upgrade and the ALTER EXTENSION.
 use strict;
 use warnings;
@@ -32,7 +32,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.3.0', 'updated to 0.3.0 (through 0.2.0)');
+	'0.4.0', 'updated to 0.4.0 (through 0.2.0 and 0.3.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -44,14 +44,21 @@ $node->safe_psql('postgres', 'DELETE FROM digits WHERE id = 1');
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(model || ':' || removed || ':' || retrains || ':' || (rows = CASE model
 		WHEN 'ones' THEN (SELECT count(*) FROM ones) ELSE (SELECT count(*) FROM digits) END), ',' ORDER BY model)
-	FROM unlearn.models}), 'digits:1:0:true,ones:5:0:true', 'after the update, DELETEs reach the models without a retrain');
+	FROM unlearn.models}), 'digits:1:1:true,ones:5:1:true',
+	'after the update, the first DELETE retrains each classifier, which takes its classes from the rows');
+$node->safe_psql('postgres', 'DELETE FROM ones WHERE id IN (SELECT id FROM ones ORDER BY id LIMIT 2)');
+$node->safe_psql('postgres', 'DELETE FROM digits WHERE id = 2');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(model || ':' || removed || ':' || retrains || ':' || (s.class_rows IS NOT NULL), ',' ORDER BY model)
+	FROM unlearn.models JOIN unlearn.model_state s USING (model)}), 'digits:2:1:true,ones:7:1:true',
+	'then DELETEs reach them without a retrain, counting rows per class');
 is($node->safe_psql('postgres', q{SELECT bool_and(certified) FROM unlearn.models m, unlearn_verify(m.model)}),
 	't', 'certified after the update');
 is($node->safe_psql('postgres', 'SELECT bool_and(resident) FROM unlearn.status'), 't',
 	'their matrices are resident again');
 # the partition set survived the change of type: no repartition retrain
 $node->safe_psql('postgres', 'ALTER TABLE ones ADD COLUMN note text');
-is($node->safe_psql('postgres', "SELECT retrains FROM unlearn.models WHERE model = 'ones'"), '0',
+is($node->safe_psql('postgres', "SELECT retrains FROM unlearn.models WHERE model = 'ones'"), '1',
 	'the stored partition set still matches');
 
 # the updated catalog is the fresh one
@@ -92,9 +99,35 @@ $node->safe_psql('postgres', q{SELECT unlearn_train('digits', 'digits', 'label',
 is($node->safe_psql('postgres', q{
 	SELECT preprocess || ':' || array_length(spread, 1) || ':' || (scale = sqrt(65))
 	FROM unlearn.models WHERE model = 'digits'}), 'standardize:1:true', 'a new training standardizes');
-$node->safe_psql('postgres', 'DELETE FROM digits WHERE id = 2');
+$node->safe_psql('postgres', 'DELETE FROM digits WHERE id = 3');
 is($node->safe_psql('postgres', q{SELECT certified FROM unlearn_verify('digits')}), 't',
 	'and forgets with its map');
+
+# 0.3.0 to 0.4.0: the library runs on the 0.3.0 catalog (no null policy,
+# no rows per class) until the update, then keeps rows per class
+$node->safe_psql('postgres', 'CREATE DATABASE from030');
+$node->safe_psql('from030', "CREATE EXTENSION unlearn VERSION '0.3.0'");
+$node->safe_psql('from030', $DIGITS_SQL . q{
+SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 5);
+DELETE FROM digits WHERE id <= 3;
+INSERT INTO digits (label, pixels) SELECT label, pixels FROM digits WHERE id BETWEEN 10 AND 12;
+});
+is($node->safe_psql('from030', q{
+	SELECT m.rows = (SELECT count(*) FROM digits) AND m.removed = 3 AND m.inserted = 3 AND m.retrains = 0
+		AND v.certified
+	FROM unlearn.models m, unlearn_verify(m.model) v}), 't',
+	'on the 0.3.0 catalog, the library forgets and stays certified');
+$node->safe_psql('from030', 'ALTER EXTENSION unlearn UPDATE');
+$node->safe_psql('from030', 'DELETE FROM digits WHERE id = 4');
+$node->safe_psql('from030', 'DELETE FROM digits WHERE id = 5');
+is($node->safe_psql('from030', q{
+	SELECT m.retrains || ':' || m.skipped || ':' || m.nulls || ':'
+		|| (s.class_rows = (SELECT array_agg(n ORDER BY label) FROM (SELECT label, count(*) AS n FROM digits GROUP BY label) c))
+		|| ':' || v.certified
+	FROM unlearn.models m JOIN unlearn.model_state s USING (model), unlearn_verify(m.model) v}),
+	'1:0:error:true:true', 'after ALTER EXTENSION UPDATE, one retrain takes the classes and counts them');
+is($node->safe_psql('from030', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.3.0 equals a fresh install');
 
 $node->stop;
 done_testing();
