@@ -309,7 +309,7 @@ CREATE FUNCTION unlearn_evaluate(model text, source regclass DEFAULT NULL,
 	OUT class_f1 float8[], OUT confusion bigint[],
 	OUT r2 float8, OUT rmse float8, OUT mae float8)
 AS 'MODULE_PATHNAME', 'unlearn_evaluate' LANGUAGE C STABLE;
-COMMENT ON FUNCTION unlearn_evaluate(text, regclass) IS 'held-out metrics of a model on the labelled rows of a table (default: its source): accuracy, log-loss, ROC AUC (one-vs-rest macro), macro F1, per-class precision, recall and F1 and the confusion matrix (rows: true class, columns: predicted) for a classifier; R2, RMSE and MAE for squared loss';
+COMMENT ON FUNCTION unlearn_evaluate(text, regclass) IS 'held-out metrics of a model on the labelled rows of a table (default: its source): accuracy, log-loss, ROC AUC (one-vs-rest macro), macro F1, per-class precision, recall and F1 and the confusion matrix (rows: true class, columns: predicted) for a classifier; R2, RMSE and MAE for squared loss; NULL where a metric is undefined (ROC AUC when a class has no row or every row, R2 for a constant target)';
 
 CREATE FUNCTION unlearn_verify(model text)
 RETURNS TABLE (residual float8, spent float8, budget float8, certified boolean,

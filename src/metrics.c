@@ -6,7 +6,7 @@
  *	  RMSE, MAE).  Pure arithmetic over arrays: no SPI, no I/O.
  *
  * Definitions follow scikit-learn's sklearn.metrics, so that the two agree
- * to rounding (test/python/check_reference.py):
+ * to rounding (test/python/check_metrics.py):
  *	- log-loss clips each probability to [eps, 1 - eps] (eps = DBL_EPSILON)
  *	  and renormalises the row before -log p(true class);
  *	- ROC AUC is the Mann-Whitney statistic with tied scores counted half,

@@ -229,8 +229,8 @@ def main():
     check_classifier(cur, "cm_cancer", "cm_cancer_test", "x", [str(v) for v in by[test]], "held out")
     check_classifier(cur, "cm_cancer", "cm_cancer_train", "x", [str(v) for v in by[~test]], "own table")
 
-    # tied scores: every held-out row twice, the copy of each with an even id
-    # other label
+    # tied scores: every held-out row twice, the copy of each row with an
+    # even id carrying the other label
     cur.execute("CREATE TABLE cm_cancer_ties AS "
                 "SELECT 2 * id AS id, benign, x FROM cm_cancer_test UNION ALL "
                 "SELECT 2 * id + 1, CASE WHEN id % 2 = 0 THEN 1 - benign ELSE benign END, x FROM cm_cancer_test")
