@@ -285,7 +285,9 @@ BEGIN
 		RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object',
 			HINT = 'See SELECT model FROM unlearn.models for the models there are.';
 	END IF;
-	SELECT string_agg(format('%L, t.%I', a.attname, a.attname), ', ' ORDER BY k.n)
+	-- each key column as its type's output text (format's %s), never
+	-- through a cast: a cast may be the table owner's code
+	SELECT string_agg(format('%L, pg_catalog.format(''%%s'', t.%I)', a.attname, a.attname), ', ' ORDER BY k.n)
 	INTO keys
 	FROM pg_catalog.pg_index i
 	CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
@@ -300,7 +302,7 @@ BEGIN
 		keys, rel) USING model;
 END
 $$;
-COMMENT ON FUNCTION unlearn_score(text, regclass) IS 'the primary key (as jsonb), predicted label and score of every row of a table (default: the model''s source)';
+COMMENT ON FUNCTION unlearn_score(text, regclass) IS 'the primary key (jsonb: each column''s text), predicted label and score of every row of a table (default: the model''s source)';
 
 CREATE FUNCTION unlearn_evaluate(model text, source regclass DEFAULT NULL,
 	OUT rows bigint, OUT skipped bigint,

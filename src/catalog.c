@@ -198,7 +198,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 	char	  **out;
 	int			i;
 
-	if (ARR_ELEMTYPE(a) != TEXTOID || ARR_NDIM(a) != 1 || ARR_HASNULL(a))
+	if (ARR_ELEMTYPE(a) != TEXTOID || ARR_NDIM(a) > 1 || ARR_HASNULL(a))
 		corrupt_model(m, "a text array has the wrong shape");
 	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
 	out = palloc(sizeof(char *) * Max(*n, 1));
@@ -480,10 +480,10 @@ model_from_result(UnlearnModel *m)
 	if (!isnull[8])
 		m->classes = strings_from_array(d[8], &m->nlabels, m);
 	m->status = (ModelStatus) stored_choice(m, d[28], status_names, lengthof(status_names), "state");
-	/* a classifier at rest may have a single label left */
+	/* a classifier that releases no weights may have fewer than two labels left */
 	if (m->loss == LOSS_SQUARED ? m->classes != NULL :
 		(m->classes == NULL || m->nlabels > UNLEARN_MAX_CLASSES ||
-		 m->nlabels < (m->status == MODEL_TOO_FEW_ROWS ? 1 : 2)))
+		 m->nlabels < (m->status == MODEL_READY ? 2 : 0)))
 		corrupt_model(m, "the class list does not fit the loss");
 	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
 	m->dims = DatumGetInt32(d[9]);

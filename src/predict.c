@@ -250,6 +250,7 @@ typedef struct RowScorer
 	PredictModel *pm;
 	Oid			rowtype;		/* the composite type bound last */
 	int32		rowtypmod;
+	uint64		desc_id;		/* and its descriptor's identifier */
 	AttrNumber *attnums;		/* per feature, in that type */
 	int			natts;
 	Datum	   *values;			/* natts */
@@ -334,6 +335,7 @@ unlearn_score_row(PG_FUNCTION_ARGS)
 	bool		result_null[2] = {false, false};
 	int			best;
 	double		score;
+	uint64		desc_id;
 	int			j;
 
 	if (rs == NULL || strcmp(rs->pm->name, text_to_cstring(PG_GETARG_TEXT_PP(0))) != 0)
@@ -356,8 +358,14 @@ unlearn_score_row(PG_FUNCTION_ARGS)
 	}
 	pm = rs->pm;
 	m = pm->columns;
-	if (rs->rowtype != rowtype || rs->rowtypmod != typmod)
+	/* a named row type keeps its oid when its table changes: compare the descriptor */
+	desc_id = rowtype == RECORDOID ? (uint64) typmod :
+		lookup_type_cache(rowtype, TYPECACHE_TUPDESC)->tupDesc_identifier;
+	if (rs->rowtype != rowtype || rs->rowtypmod != typmod || rs->desc_id != desc_id)
+	{
 		bind_row_type(rs, rowtype, typmod, fcinfo->flinfo->fn_mcxt);
+		rs->desc_id = desc_id;
+	}
 
 	tuple.t_len = HeapTupleHeaderGetDatumLength(rec);
 	ItemPointerSetInvalid(&tuple.t_self);

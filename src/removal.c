@@ -579,6 +579,8 @@ rest_model(UnlearnModel *m, int64 rows, bool one_class)
 	m->rows = rows;
 	m->class_rows = NULL;
 	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+	if (!one_class && m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
+		classes_from_rows(m);
 	if (one_class)
 		ereport(NOTICE,
 				(errmsg("model \"%s\" withholds its weights: the rows of its table have a single label",
@@ -876,8 +878,12 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		 */
 		m->rows += nadd - nrem;
 		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p && nadd > 0)
-			retrain_now(m, m->nlabels == 1 ? "Rows were added to a classifier whose rows had a single label." :
+			retrain_now(m, m->nlabels <= 1 ? "Rows were added to a classifier whose rows had fewer than two labels." :
 						"Its table has enough rows again.");
+		/* its public class list follows the rows here too */
+		if (m->status != MODEL_READY && !m->retrained_now && nrem > 0 &&
+			m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
+			classes_from_rows(m);
 		return 0.0;
 	}
 	if (m->rows + nadd - nrem < m->p)

@@ -253,7 +253,9 @@ model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull, boo
 	if (m->feature_array)
 	{
 		ArrayType  *a = DatumGetArrayTypeP(values[1]);
-		bool		has_null = array_contains_nulls(a);
+
+		/* an array of another shape is an error, null or not (decode) */
+		bool		has_null = ARR_NDIM(a) <= 1 && array_contains_nulls(a);
 
 		if ((Pointer) a != DatumGetPointer(values[1]))
 			pfree(a);

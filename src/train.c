@@ -241,9 +241,16 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	initStringInfo(&cond);
 	appendStringInfo(&cond, "%s IS NOT NULL", quote_identifier(m->label));
 	for (j = 0; j < m->nfeatures; j++)
-		appendStringInfo(&cond, m->feature_array ?
-						 " AND pg_catalog.array_position(%s, NULL) IS NULL" :
-						 " AND %s IS NOT NULL", quote_identifier(m->features[j]));
+	{
+		const char *col = quote_identifier(m->features[j]);
+
+		/* the table's arrays are one-dimensional: decode_model_row refuses others */
+		if (m->feature_array)
+			appendStringInfo(&cond, " AND %s IS NOT NULL AND pg_catalog.array_position(%s, NULL) IS NULL",
+							 col, col);
+		else
+			appendStringInfo(&cond, " AND %s IS NOT NULL", col);
+	}
 	enter_table_owner_context(m->source, &ctx);
 	if (SPI_execute(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
 							 cond.data, relation), false, 0) != SPI_OK_SELECT ||
@@ -365,6 +372,30 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	if (labels != NULL)
 		return choose_classes(m, labels, dm);
 	return true;
+}
+
+/*
+ * The labels of the rows of a classifier that releases no weights, in
+ * the label type's order, into m->classes (none for an empty table): so
+ * that the public class list of a resting or suspended model names no
+ * label of deleted rows only.  Nothing else of m changes.  O(n d).
+ */
+void
+classes_from_rows(UnlearnModel *m)
+{
+	DesignMatrix dm;
+
+	m->classes = NULL;
+	m->nlabels = 0;
+	if (relation_row_count(m->source) > 0)
+	{
+		(void) load_design(m, relation_qualified_name(m->source), &dm, true);
+		free_design(&dm);
+	}
+	if (m->classes == NULL)
+		m->classes = palloc0(sizeof(char *));	/* an empty list, not none */
+	m->nclasses = m->nlabels > 2 ? m->nlabels : 1;
+	m->class_rows = NULL;		/* nothing is kept at rest */
 }
 
 /*

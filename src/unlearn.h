@@ -339,6 +339,7 @@ extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
 extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool fit);
 extern void free_design(DesignMatrix *dm);
 extern bool retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
+extern void classes_from_rows(UnlearnModel *m);
 extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
 
 /* catalog.c */

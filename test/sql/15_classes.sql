@@ -58,7 +58,23 @@ INSERT INTO cl SELECT id + 20000, 'seven', pixels FROM digits WHERE label = 7 LI
 SELECT classes, state FROM unlearn.models WHERE model = 'cl';
 SELECT certified FROM unlearn_verify('cl');
 
--- 5. the counts are the owner's only
+-- 5. a model that releases no weights follows the rows too: too few rows
+-- for its weights, and then none
+CREATE TABLE cl_small (id int PRIMARY KEY, y int, x float8[]);
+INSERT INTO cl_small SELECT i, i % 3, ARRAY[sin(i), cos(i), sin(2 * i)] FROM generate_series(1, 12) i;
+SELECT model, classes FROM unlearn_train('cl_small', 'cl_small', 'y', '{x}', sigma => 1);
+DELETE FROM cl_small WHERE y = 2 OR id > 8;
+SELECT classes, rows, state FROM unlearn.models WHERE model = 'cl_small';
+DELETE FROM cl_small WHERE y = 1;
+SELECT classes, rows, state FROM unlearn.models WHERE model = 'cl_small';
+DELETE FROM cl_small;
+SELECT classes, rows, state FROM unlearn.models WHERE model = 'cl_small';
+INSERT INTO cl_small SELECT i, i % 2, ARRAY[sin(i), cos(i), sin(2 * i)] FROM generate_series(1, 12) i;
+SELECT classes, rows, state FROM unlearn.models WHERE model = 'cl_small';
+SELECT unlearn_drop('cl_small');
+DROP TABLE cl_small;
+
+-- 6. the counts are the owner's only
 CREATE ROLE cl_stranger;
 SET ROLE cl_stranger;
 SELECT count(*) AS stranger_sees_counts FROM unlearn.model_state WHERE model = 'cl';

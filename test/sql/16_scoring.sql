@@ -96,5 +96,39 @@ SELECT rows FROM unlearn_evaluate('sc');
 RESET ROLE;
 DROP ROLE sc_stranger;
 
+-- 7. the key is each column's output text, never a cast: a table owner's
+-- cast to json or text does not run as whoever scores the table
+CREATE ROLE sc_owner;
+GRANT CREATE ON SCHEMA public TO sc_owner;
+CREATE TABLE sc_loot (who text);
+GRANT INSERT ON sc_loot TO sc_owner;
+SET ROLE sc_owner;
+CREATE TYPE sc_key AS ENUM ('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h');
+CREATE TABLE sc_owned (id sc_key PRIMARY KEY, y int, u float8, v float8);
+INSERT INTO sc_owned SELECT (enum_range(NULL::sc_key))[i], i % 2, i, i * i % 5 FROM generate_series(1, 8) i;
+SELECT model FROM unlearn_train('sc_owned', 'sc_owned', 'y', '{u,v}', sigma => 1);
+CREATE FUNCTION sc_steal(sc_key) RETURNS json LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO sc_loot VALUES (current_user);
+	RETURN to_json($1::text);
+END $$;
+CREATE CAST (sc_key AS json) WITH FUNCTION sc_steal(sc_key);
+CREATE FUNCTION sc_steal_text(sc_key) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO sc_loot VALUES (current_user);
+	RETURN 'x';
+END $$;
+CREATE CAST (sc_key AS text) WITH FUNCTION sc_steal_text(sc_key);
+GRANT SELECT ON sc_owned TO PUBLIC;
+RESET ROLE;
+SELECT s.key->>'id' AS id, s.label IS NOT NULL AS labelled FROM unlearn_score('sc_owned') s ORDER BY 1 LIMIT 3;
+SELECT count(*) AS casts_run FROM sc_loot;
+SELECT unlearn_drop('sc_owned');
+DROP TABLE sc_owned, sc_loot;
+DROP FUNCTION sc_steal, sc_steal_text CASCADE;
+DROP TYPE sc_key;
+REVOKE CREATE ON SCHEMA public FROM sc_owner;
+DROP ROLE sc_owner;
+
 SELECT unlearn_drop('sc'), unlearn_drop('sc_one'), unlearn_drop('sc_lsq');
 DROP TABLE sc, sc_held, "sc two-part", sc_text, sc_unknown;
