@@ -6,15 +6,18 @@ A synthetic table of N rows x 50 float8 columns (default N = 1,000,000;
 in one process, side by side, each way timed --reps times (median):
 
   plain SQL     SELECT id, unlearn_predict(m, ARRAY[c1, ..., c50]) FROM t
-  score_row     SELECT t.id, s.* FROM t, unlearn_score_row(m, t) s
-  score (key)   SELECT * FROM unlearn_score(m)   (jsonb primary key)
+  score_row     SELECT t.id, s.* FROM t, unlearn_score_row(m, t) s, and the
+                same with the function in a subquery's select list
+  score (key)   SELECT * FROM unlearn_score(m)   (jsonb primary key), against
+                plain SQL returning id, unlearn_predict_class and
+                unlearn_predict to the client
   numpy         the same weights and row map applied to the rows in NumPy
                 (fetched once, not timed in the fetch)
 
-Plain SQL and score_row run serially and with 2 parallel workers.  Every
-query aggregates its output on the server (count and sum of the scores) so
-that the client's transfer is not what is measured, except unlearn_score,
-which returns its rows as a set function does.  The sums are compared to
+Plain SQL and score_row run serially and with 2 parallel workers, each
+aggregating its output on the server (count and sum of the scores), so
+that the client's transfer is not what is measured.  unlearn_score returns
+its rows to the client, and so does the plain SQL it is compared with.  The sums are compared to
 show that every way computes the same scores.
 """
 
@@ -78,7 +81,11 @@ def main():
     plain = ("SELECT count(*), sum(p) FROM (SELECT id, unlearn_predict('bench_score', %s) AS p "
              "FROM bench_score) x" % array)
     by_row = ("SELECT count(*), sum(s.score) FROM bench_score t, unlearn_score_row('bench_score', t) s")
+    by_row_list = ("SELECT count(*), sum((s).score) FROM (SELECT unlearn_score_row('bench_score', t) AS s "
+                   "FROM bench_score t OFFSET 0) x")
     by_key = "SELECT * FROM unlearn_score('bench_score')"
+    plain_rows = ("SELECT id, unlearn_predict_class('bench_score', %s), unlearn_predict('bench_score', %s) "
+                  "FROM bench_score" % (array, array))
     serial = ("SET max_parallel_workers_per_gather = 0",)
     parallel = ("SET max_parallel_workers_per_gather = 2", "SET parallel_setup_cost = 0",
                 "SET parallel_tuple_cost = 0")
@@ -87,14 +94,20 @@ def main():
     t_plain, r_plain = timed_median(conn, plain, args.reps, serial)
     rows.append(["plain SQL, serial", t_plain, 1.0, r_plain[0][1]])
     t, r = timed_median(conn, by_row, args.reps, serial)
-    rows.append(["unlearn_score_row, serial", t, t / t_plain, r[0][1]])
+    rows.append(["unlearn_score_row (FROM t, LATERAL), serial", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, by_row_list, args.reps, serial)
+    rows.append(["unlearn_score_row (select list), serial", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, plain, args.reps, parallel)
     rows.append(["plain SQL, 2 workers", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_row, args.reps, parallel)
-    rows.append(["unlearn_score_row, 2 workers", t, t / t_plain, r[0][1]])
-    t, r = timed_median(conn, by_key, args.reps, serial)
-    rows.append(["unlearn_score (jsonb key, rows to client)", t, t / t_plain,
+    rows.append(["unlearn_score_row (LATERAL), 2 workers", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, by_row_list, args.reps, parallel)
+    rows.append(["unlearn_score_row (select list), 2 workers", t, t / t_plain, r[0][1]])
+    t_rows, r = timed_median(conn, plain_rows, args.reps, serial)
+    rows.append(["rows to client: plain SQL (id, class, score)", t_rows, t_rows / t_plain,
                  sum(x[2] for x in r)])
+    t, r = timed_median(conn, by_key, args.reps, serial)
+    rows.append(["rows to client: unlearn_score (jsonb key)", t, t / t_plain, sum(x[2] for x in r)])
 
     # NumPy: the same weights and map on the same rows (fetch not timed)
     X = np.array([r[0] for r in common.execute(conn, "SELECT %s FROM bench_score ORDER BY id" % array)],

@@ -128,8 +128,11 @@ BEGIN
 		RAISE EXCEPTION 'relation % has no primary key', rel USING ERRCODE = 'wrong_object_type',
 			HINT = 'Select the columns that identify a row yourself: SELECT t.id, s.* FROM t, unlearn_score_row(''model'', t) s.';
 	END IF;
+	-- the row function in the select list of a subquery that is not
+	-- flattened: called once per row, without a function scan per row
 	RETURN QUERY EXECUTE format(
-		'SELECT pg_catalog.jsonb_build_object(%s), s.label, s.score FROM %s t, @extschema@.unlearn_score_row($1, t) s',
+		'SELECT k, (s).label, (s).score FROM (SELECT pg_catalog.jsonb_build_object(%s) AS k, '
+		'@extschema@.unlearn_score_row($1, t) AS s FROM %s t OFFSET 0) x',
 		keys, rel) USING model;
 END
 $$;

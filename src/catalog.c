@@ -80,7 +80,7 @@ doubles_from_bytea(Datum d, Size expected, UnlearnModel *m)
 	return v;
 }
 
-static Datum
+Datum
 float8_array(const double *v, int n)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));

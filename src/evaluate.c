@@ -136,18 +136,6 @@ collect(PredictModel *pm, UnlearnModel *m, Oid relid, Collected *c)
 	SPI_cursor_close(portal);
 }
 
-static Datum
-doubles_datum(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 static void
 set_number(Datum *values, bool *nulls, int col, double v)
 {
@@ -178,13 +166,7 @@ unlearn_evaluate(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &result_desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "unlearn_evaluate must return a composite type");
 	pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)), CurrentMemoryContext);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	m = catalog_load_model(pm->name, false, false, false);
-	relid = PG_ARGISNULL(1) ? m->source : PG_GETARG_OID(1);
-	if (relid != m->source)
-		bind_relation_columns(m, relid, true);
+	m = model_on_relation(pm, fcinfo, 1, true, &relid);
 	memset(&c, 0, sizeof(c));
 	collect(pm, m, relid, &c);
 	SPI_finish();
@@ -221,9 +203,9 @@ unlearn_evaluate(PG_FUNCTION_ARGS)
 		for (i = 0; i < K * K; i++)
 			confusion[i] = Int64GetDatum(cm.confusion[i]);
 		values[6] = PointerGetDatum(construct_array(classes, K, TEXTOID, -1, false, TYPALIGN_INT));
-		values[7] = doubles_datum(cm.precision, K);
-		values[8] = doubles_datum(cm.recall, K);
-		values[9] = doubles_datum(cm.f1, K);
+		values[7] = float8_array(cm.precision, K);
+		values[8] = float8_array(cm.recall, K);
+		values[9] = float8_array(cm.f1, K);
 		values[10] = PointerGetDatum(construct_md_array(confusion, NULL, 2, dims, lbs, INT8OID,
 														sizeof(int64), FLOAT8PASSBYVAL,
 														TYPALIGN_DOUBLE));

@@ -30,13 +30,13 @@ check_feature_values(const double *raw, int d, const char *model)
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("NaN not allowed in features of model \"%s\"", model),
 					 errdetail("Feature %d is NaN.", j + 1),
-					 errhint("Remove or fix the row, or filter it out with a view.")));
+					 errhint("Remove or fix the row: features must be finite numbers.")));
 		if (isinf(raw[j]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("infinite value not allowed in features of model \"%s\"", model),
 					 errdetail("Feature %d is infinite.", j + 1),
-					 errhint("Remove or fix the row, or filter it out with a view.")));
+					 errhint("Remove or fix the row: features must be finite numbers.")));
 	}
 }
 
@@ -158,6 +158,8 @@ void
 bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 {
 	int			i;
+
+	m->feature_base_types = NULL;
 
 	for (i = 0; i <= m->nfeatures; i++)
 	{

@@ -183,6 +183,27 @@ class_probabilities(PredictModel *pm)
 	return best;
 }
 
+/*
+ * Connect to SPI and read pm's model with its columns bound to the
+ * relation of argument argno (its own source if that is NULL), which *relid
+ * receives; with_label binds the label column too.  The caller finishes
+ * SPI.
+ */
+UnlearnModel *
+model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno, bool with_label,
+				  Oid *relid)
+{
+	UnlearnModel *m;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	m = catalog_load_model(pm->name, false, false, false);
+	*relid = PG_ARGISNULL(argno) ? m->source : PG_GETARG_OID(argno);
+	if (*relid != m->source)
+		bind_relation_columns(m, *relid, with_label);
+	return m;
+}
+
 /* a regression model has no classes */
 void
 require_classifier(PredictModel *pm, const char *function)
@@ -231,17 +252,11 @@ Datum
 unlearn_predict_proba(PG_FUNCTION_ARGS)
 {
 	PredictModel *pm = cached_model(fcinfo, PG_GETARG_TEXT_PP(0));
-	int			nlabels = Max(pm->nlabels, 2);
-	Datum	   *d = palloc(sizeof(Datum) * nlabels);
-	int			k;
 
 	require_classifier(pm, "unlearn_predict_proba()");
 	read_input_vector(pm, PG_GETARG_ARRAYTYPE_P(1));
 	class_probabilities(pm);
-	for (k = 0; k < nlabels; k++)
-		d[k] = Float8GetDatum(pm->proba[k]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(d, nlabels, FLOAT8OID, sizeof(float8),
-										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	PG_RETURN_DATUM(float8_array(pm->proba, Max(pm->nlabels, 2)));
 }
 
 /* unlearn_score_row's state across calls: the model and the row type */
@@ -275,6 +290,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 	int			j,
 				a;
 
+	m->feature_base_types = NULL;
 	rs->natts = desc->natts;
 	rs->attnums = palloc(sizeof(AttrNumber) * m->nfeatures);
 	rs->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
@@ -419,13 +435,7 @@ unlearn_score(PG_FUNCTION_ARGS)
 				 errmsg("model must not be null")));
 	InitMaterializedSRF(fcinfo, 0);
 	pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)), CurrentMemoryContext);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	m = catalog_load_model(pm->name, false, false, false);
-	relid = PG_ARGISNULL(1) ? m->source : PG_GETARG_OID(1);
-	if (relid != m->source)
-		bind_relation_columns(m, relid, false);
+	m = model_on_relation(pm, fcinfo, 1, false, &relid);
 	query = build_feature_select(m, relation_qualified_name(relid), true);
 	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
 	for (;;)

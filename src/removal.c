@@ -878,7 +878,8 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		 */
 		m->rows += nadd - nrem;
 		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p && nadd > 0)
-			retrain_now(m, m->nlabels <= 1 ? "Rows were added to a classifier whose rows had fewer than two labels." :
+			retrain_now(m, m->rows - nadd + nrem >= m->p ?
+						"Rows were added to a classifier whose rows had fewer than two labels." :
 						"Its table has enough rows again.");
 		/* its public class list follows the rows here too */
 		if (m->status != MODEL_READY && !m->retrained_now && nrem > 0 &&

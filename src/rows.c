@@ -32,6 +32,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 
 static bool
@@ -301,8 +302,20 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 	if (m->feature_array)
 		extract_float_array(values[1], raw, m->dims, "feature array");
 	else
+	{
+		if (m->feature_base_types == NULL)
+		{
+			/* looked up once per model: this loop runs for every row */
+			Oid		   *base = MemoryContextAlloc(GetMemoryChunkContext(m),
+												  sizeof(Oid) * m->nfeatures);
+
+			for (j = 0; j < m->nfeatures; j++)
+				base[j] = getBaseType(m->column_types[j]);
+			m->feature_base_types = base;
+		}
 		for (j = 0; j < m->nfeatures; j++)
-			raw[j] = numeric_datum_to_double(getBaseType(m->column_types[j]), values[j + 1]);
+			raw[j] = numeric_datum_to_double(m->feature_base_types[j], values[j + 1]);
+	}
 	check_feature_values(raw, m->dims, m->name);
 	return true;
 }

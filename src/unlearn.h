@@ -126,6 +126,7 @@ typedef struct UnlearnModel
 	char	  **features;
 	bool		feature_array;
 	Oid		   *column_types;	/* nfeatures + 1, label last */
+	Oid		   *feature_base_types; /* their base types (rows.c), or NULL */
 	UnlearnLoss loss;
 	int			nclasses;		/* K: number of weight vectors (1 unless OvR) */
 	int			nlabels;		/* number of distinct labels kept in classes */
@@ -277,6 +278,8 @@ extern PredictModel *load_predict_model(const char *name, MemoryContext cxt);
 extern double score_row(PredictModel *pm, int *best);
 extern int	class_probabilities(PredictModel *pm);
 extern void require_classifier(PredictModel *pm, const char *function);
+extern UnlearnModel *model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno,
+									   bool with_label, Oid *relid);
 extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);
 
 /* metrics.c */
@@ -375,6 +378,7 @@ extern Datum partition_set(Oid relid, int *count);
 extern void catalog_set_partitions(Oid relid);
 extern char *relation_qualified_name(Oid relid);
 extern Datum coef_array(const double *coef, int nclasses, int p);
+extern Datum float8_array(const double *v, int n);
 
 /* privilege.c */
 typedef struct ExtensionContext

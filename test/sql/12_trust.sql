@@ -2,7 +2,8 @@
 -- read in binary without user-defined code, labels mean the same in every
 -- session, a table owner can always drop models on its table, erasure is
 -- never refused, and stored values are checked (XX001, never a crash).
--- Models use sigma 100: a budget far from its 90% NOTICE, whatever the noise.
+-- Models use sigma 100 (and the victim's, on its small table, lambda 0.1):
+-- a budget far from its 90% NOTICE, whatever the noise.
 \set SHOW_CONTEXT never
 CREATE ROLE tr_victim;
 CREATE ROLE tr_attacker;
@@ -14,7 +15,7 @@ INSERT INTO tr_own SELECT i, i % 7, i % 5, i % 2 FROM generate_series(1, 100) i;
 ALTER TABLE tr_own OWNER TO tr_attacker;
 GRANT CREATE ON SCHEMA public TO tr_attacker;
 SET ROLE tr_victim;
-SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', sigma => 100);
+SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', sigma => 100, lambda => 0.1);
 RESET ROLE;
 SET ROLE tr_attacker;
 SELECT model FROM unlearn_train('tr_attacker_model', 'tr_own', 'y', '{x1,x2}', sigma => 100);

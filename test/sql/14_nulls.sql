@@ -32,7 +32,10 @@ SELECT model, rows, skipped FROM unlearn_train('nl_lsq', 'nl_lsq', 'target', '{a
 											   loss => 'squared', lambda => 1e-4, sigma => 0, nulls => 'skip');
 SELECT nulls FROM unlearn.models WHERE model = 'nl';
 
--- 2. every statement form, with rows moving in and out of the models
+-- 2. every statement form, with rows moving in and out of the models (how
+-- much of the budget they spend depends on the noise: its NOTICEs are not
+-- shown, the certificate is checked below)
+SET client_min_messages = warning;
 UPDATE nl SET label = 3 WHERE id = 1;						-- clears a null: the row joins
 UPDATE nl SET pixels[1] = NULL WHERE id IN (10, 11);		-- sets one: the rows leave
 DELETE FROM nl WHERE id IN (2, 3, 20);						-- two skipped rows and one in the model
@@ -49,7 +52,8 @@ MERGE INTO nl t USING (VALUES (51, 2), (52, NULL::int), (1004, 6)) s(id, label) 
 WITH gone AS (DELETE FROM nl WHERE id IN (101, 102) RETURNING id)
 UPDATE nl SET pixels = NULL WHERE id IN (SELECT id + 100 FROM gone);
 SELECT nl_in_step('nl', 'nl', 'label IS NOT NULL AND pixels IS NOT NULL AND array_position(pixels, NULL) IS NULL') AS nl;
-SELECT removed > 0 AND inserted > 0 AS moved, retrains FROM unlearn.models WHERE model = 'nl';
+RESET client_min_messages;
+SELECT removed > 0 AND inserted > 0 AS moved FROM unlearn.models WHERE model = 'nl';
 SELECT certified FROM unlearn_verify('nl');
 -- a retrain counts the same rows in and out
 SELECT rows, skipped FROM unlearn_retrain('nl');
