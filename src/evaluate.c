@@ -66,11 +66,10 @@ grow(Collected *c, int K)
 static int
 true_class(PredictModel *pm, const char *label, Oid relid)
 {
-	int			k;
+	int			k = class_position(pm->classes, pm->nlabels, label);
 
-	for (k = 0; k < pm->nlabels; k++)
-		if (strcmp(pm->classes[k], label) == 0)
-			return k;
+	if (k >= 0)
+		return k;
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("a row of relation \"%s\" has a label that is no class of model \"%s\"",

@@ -79,9 +79,10 @@ load_predict_model(const char *name, MemoryContext cxt)
 		pm->classes[i] = pstrdup(m->classes[i]);
 	pm->row = palloc(sizeof(double) * (m->p + 1));
 	pm->proba = palloc(sizeof(double) * Max(m->nlabels, 2));
-	/* what decode_model_row reads of a row: its columns by name and type */
+	/* what decode_model_row and a scan read: the columns by name and type, the source */
 	pm->columns = palloc0(sizeof(UnlearnModel));
 	pm->columns->name = pm->name;
+	pm->columns->source = m->source;
 	pm->columns->label = pstrdup(m->label);
 	pm->columns->nfeatures = m->nfeatures;
 	pm->columns->features = palloc(sizeof(char *) * m->nfeatures);
@@ -184,23 +185,22 @@ class_probabilities(PredictModel *pm)
 }
 
 /*
- * Connect to SPI and read pm's model with its columns bound to the
- * relation of argument argno (its own source if that is NULL), which *relid
- * receives; with_label binds the label column too.  The caller finishes
- * SPI.
+ * pm's columns, bound to the relation of argument argno (its model's
+ * source if that is NULL), which *relid receives; with_label binds the
+ * label column too.  Connects to SPI for the caller's scan, which finishes
+ * it.
  */
 UnlearnModel *
 model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno, bool with_label,
 				  Oid *relid)
 {
-	UnlearnModel *m;
+	UnlearnModel *m = pm->columns;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	m = catalog_load_model(pm->name, false, false, false);
 	*relid = PG_ARGISNULL(argno) ? m->source : PG_GETARG_OID(argno);
 	if (*relid != m->source)
 		bind_relation_columns(m, *relid, with_label);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
 	return m;
 }
 
@@ -267,8 +267,7 @@ typedef struct RowScorer
 	int32		rowtypmod;
 	uint64		desc_id;		/* and its descriptor's identifier */
 	AttrNumber *attnums;		/* per feature, in that type */
-	int			natts;
-	Datum	   *values;			/* natts */
+	Datum	   *values;			/* one per attribute of the row type */
 	bool	   *isnull;
 	Datum	   *columns;		/* label slot (unused), then the features */
 	bool	   *column_null;
@@ -291,7 +290,6 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 				a;
 
 	m->feature_base_types = NULL;
-	rs->natts = desc->natts;
 	rs->attnums = palloc(sizeof(AttrNumber) * m->nfeatures);
 	rs->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
 	rs->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));

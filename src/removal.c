@@ -95,18 +95,6 @@ prepare_rows(UnlearnModel *m, RowBatch *batch, StepRows *rows)
 		rows->cls[i] = label_to_target(m, batch->labels[i], batch->label_values[i], &rows->y[i]);
 }
 
-/* the index of a label among m's classes, or -1 */
-static int
-class_index(const UnlearnModel *m, const char *label)
-{
-	int			k;
-
-	for (k = 0; k < m->nlabels; k++)
-		if (strcmp(m->classes[k], label) == 0)
-			return k;
-	return -1;
-}
-
 /*
  * Take one statement's rows into a classifier's rows per class, and say
  * whether its classes still hold: false if a class loses its last row or
@@ -131,7 +119,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	}
 	for (i = 0; removed != NULL && i < removed->count; i++)
 	{
-		k = class_index(m, removed->labels[i]);
+		k = class_position(m->classes, m->nlabels, removed->labels[i]);
 		if (k < 0)
 			holds = false;
 		else
@@ -139,7 +127,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	}
 	for (i = 0; added != NULL && i < added->count; i++)
 	{
-		k = class_index(m, added->labels[i]);
+		k = class_position(m->classes, m->nlabels, added->labels[i]);
 		if (k < 0)
 			holds = false;
 		else

@@ -320,17 +320,27 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 	return true;
 }
 
+/* the model's columns of a tuple of build_feature_select's layout */
+static void
+spi_row_values(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, Datum **values, bool **isnull)
+{
+	int			j;
+
+	*values = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	*isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	for (j = 0; j <= m->nfeatures; j++)
+		(*values)[j] = SPI_getbinval(tuple, desc, j + 1, &(*isnull)[j]);
+}
+
 /* model_row_has_null (label included) for a tuple of build_feature_select's layout */
 bool
 spi_row_has_null(UnlearnModel *m, HeapTuple tuple, TupleDesc desc)
 {
-	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
-	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	Datum	   *values;
+	bool	   *isnull;
 	bool		has_null;
-	int			j;
 
-	for (j = 0; j <= m->nfeatures; j++)
-		values[j] = SPI_getbinval(tuple, desc, j + 1, &isnull[j]);
+	spi_row_values(m, tuple, desc, &values, &isnull);
 	has_null = model_row_has_null(m, values, isnull, true);
 	pfree(values);
 	pfree(isnull);
@@ -342,13 +352,11 @@ bool
 decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 			   char **label, double *label_value)
 {
-	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
-	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	Datum	   *values;
+	bool	   *isnull;
 	bool		decoded;
-	int			j;
 
-	for (j = 0; j <= m->nfeatures; j++)
-		values[j] = SPI_getbinval(tuple, desc, j + 1, &isnull[j]);
+	spi_row_values(m, tuple, desc, &values, &isnull);
 	decoded = decode_model_row(m, values, isnull, raw, label, label_value);
 	pfree(values);
 	pfree(isnull);

@@ -41,6 +41,18 @@
  * one; one-vs-rest: k), or -1 for squared loss, where *y receives the
  * value.  Errors never echo the label.
  */
+/* the index of a label in a class list, or -1 */
+int
+class_position(char *const *classes, int nlabels, const char *label)
+{
+	int			k;
+
+	for (k = 0; k < nlabels; k++)
+		if (strcmp(classes[k], label) == 0)
+			return k;
+	return -1;
+}
+
 int
 label_to_target(UnlearnModel *m, const char *label, double value, double *y)
 {
@@ -56,15 +68,12 @@ label_to_target(UnlearnModel *m, const char *label, double value, double *y)
 		*y = value;
 		return -1;
 	}
-	for (k = 0; k < m->nlabels; k++)
-		if (strcmp(m->classes[k], label) == 0)
-		{
-			if (m->nclasses == 1)
-				*y = (k == 1) ? 1.0 : -1.0;
-			else
-				*y = 0.0;
-			return k;
-		}
+	k = class_position(m->classes, m->nlabels, label);
+	if (k >= 0)
+	{
+		*y = m->nclasses > 1 ? 0.0 : (k == 1) ? 1.0 : -1.0;
+		return k;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("a row has a label that model \"%s\" was not trained on", m->name),

@@ -329,6 +329,7 @@ extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
 extern bool load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
 						bool discover_classes);
+extern int	class_position(char *const *classes, int nlabels, const char *label);
 extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 						const double *b, double *w, double *anchor, double *factor,
