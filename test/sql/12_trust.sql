@@ -153,6 +153,13 @@ SELECT operation FROM unlearn.ledger WHERE model = 'tr_victim_model' ORDER BY id
 SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', sigma => 100, replace => true);
 UPDATE unlearn.model_state SET noise = '\x00' WHERE model = 'tr_victim_model';
 SELECT certified FROM unlearn_verify('tr_victim_model');
+-- rows per class that do not add up to the rows, or a class without rows
+SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', sigma => 100, replace => true);
+UPDATE unlearn.model_state SET class_rows = '{1,1}' WHERE model = 'tr_victim_model';
+SELECT certified FROM unlearn_verify('tr_victim_model');
+UPDATE unlearn.model_state SET class_rows = ARRAY[0, (SELECT rows FROM unlearn.models WHERE model = 'tr_victim_model')]
+WHERE model = 'tr_victim_model';
+SELECT certified FROM unlearn_verify('tr_victim_model');
 -- a ready model without its state row: a change goes through and
 -- quarantines it
 SELECT model FROM unlearn_train('tr_victim_model', 'tr_secret', 'y', '{x1,x2}', sigma => 100, replace => true);

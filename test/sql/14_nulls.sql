@@ -102,7 +102,23 @@ SELECT rows, skipped FROM unlearn_evaluate('nl');
 UPDATE nl_lsq_refit SET bmi = NULL WHERE id = 3;
 SELECT unlearn_predict('nl_lsq', ARRAY[1, 2, NULL, 4, 5, 6, 7, 8, 9, 10]::float8[]);
 
--- 6. bad input
+-- 6. through partitions: a cross-partition UPDATE that sets a NULL, one
+-- that clears it, and a DELETE through a partition
+CREATE TABLE nl_part (id int, label int, pixels float8[]) PARTITION BY RANGE (id);
+CREATE TABLE nl_part_low PARTITION OF nl_part FOR VALUES FROM (MINVALUE) TO (300);
+CREATE TABLE nl_part_high PARTITION OF nl_part FOR VALUES FROM (300) TO (MAXVALUE);
+INSERT INTO nl_part SELECT id, label, pixels FROM digits WHERE id <= 600;
+UPDATE nl_part SET label = NULL WHERE id % 40 = 1;
+SELECT model, rows, skipped FROM unlearn_train('nl_part', 'nl_part', 'label', '{pixels}', sigma => 20, nulls => 'skip');
+SET client_min_messages = warning;
+UPDATE nl_part SET id = id + 300, label = NULL WHERE id IN (5, 6, 7);
+UPDATE nl_part SET id = id - 300, label = 1 WHERE id IN (41, 81);
+DELETE FROM nl_part_high WHERE id IN (305, 401, 402);
+RESET client_min_messages;
+SELECT nl_in_step('nl_part', 'nl_part', 'label IS NOT NULL AND pixels IS NOT NULL AND array_position(pixels, NULL) IS NULL') AS nl_part;
+SELECT certified FROM unlearn_verify('nl_part');
+
+-- 7. bad input
 SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', nulls => 'ignore');
 SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', nulls => NULL);
 CREATE TABLE nl_empty (id int, y int, a float8);
@@ -110,10 +126,10 @@ INSERT INTO nl_empty VALUES (1, 1, NULL), (2, NULL, 2);
 SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', nulls => 'skip');
 SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}');
 
--- 7. erasure is never refused: every row but one deleted
+-- 8. erasure is never refused: every row but one deleted
 DELETE FROM nl_lsq WHERE id <> 1;
 SELECT rows, skipped, state FROM unlearn.models WHERE model = 'nl_lsq';
 
 SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'nl%' ORDER BY model;
-DROP TABLE nl, nl_lsq, nl_lsq_refit, nl_empty;
+DROP TABLE nl, nl_lsq, nl_lsq_refit, nl_empty, nl_part;
 DROP FUNCTION nl_in_step;
