@@ -113,25 +113,59 @@ CREATE TABLE unlearn.ledger (
 CREATE INDEX ON unlearn.ledger (model, id);
 COMMENT ON TABLE unlearn.ledger IS 'one row per statement and model: what was removed or added and the residual bound spent; never feature values';
 
+-- Who may read a model besides its owner: 'read' (its weights and
+-- predictions, its catalog row, and everything 'monitor' gives) or
+-- 'monitor' (its line in unlearn.status and its ledger rows).  Written by
+-- unlearn_grant and unlearn_revoke only; a replaced or dropped model loses
+-- its grants.
+CREATE TABLE unlearn.model_grants (
+	model		text NOT NULL REFERENCES unlearn.models ON DELETE CASCADE ON UPDATE CASCADE,
+	owner		regrole NOT NULL,
+	grantee		regrole NOT NULL,
+	privilege	text NOT NULL CHECK (privilege IN ('read', 'monitor')),
+	granted_at	timestamptz NOT NULL DEFAULT clock_timestamp(),
+	PRIMARY KEY (model, grantee, privilege)
+);
+COMMENT ON TABLE unlearn.model_grants IS 'per-model read grants (unlearn_grant): read gives the weights, predictions and everything monitor gives; monitor gives the status line and the ledger rows';
+
 -- The catalog belongs to the extension: its C functions write it as the
 -- extension's owner after checking the caller's rights (src/privilege.c).
--- Other roles may only read: the public catalog and the ledger, and the
--- secret state of the models they own (row-level security).
+-- Other roles may only read, and only what row-level security lets
+-- through: the catalog rows of the models they own or were granted
+-- 'read' on, the ledger rows of the models they own or were granted
+-- anything on, the grants they gave or hold, and the secret state of
+-- the models they own.  The C functions check the same grants.
+ALTER TABLE unlearn.models ENABLE ROW LEVEL SECURITY;
+CREATE POLICY model_readers ON unlearn.models FOR SELECT
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
+		   OR EXISTS (SELECT 1 FROM unlearn.model_grants g
+					  WHERE g.model = models.model AND g.privilege = 'read'
+						AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE')));
 ALTER TABLE unlearn.model_state ENABLE ROW LEVEL SECURITY;
 CREATE POLICY state_owner ON unlearn.model_state FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
+ALTER TABLE unlearn.ledger ENABLE ROW LEVEL SECURITY;
+CREATE POLICY ledger_readers ON unlearn.ledger FOR SELECT
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
+		   OR EXISTS (SELECT 1 FROM unlearn.model_grants g
+					  WHERE g.model = ledger.model
+						AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE')));
+ALTER TABLE unlearn.model_grants ENABLE ROW LEVEL SECURITY;
+CREATE POLICY grant_parties ON unlearn.model_grants FOR SELECT
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
+		   OR pg_catalog.pg_has_role(current_user, grantee, 'USAGE'));
 
-REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger FROM PUBLIC;
+REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants FROM PUBLIC;
 REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq FROM PUBLIC;
-GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger TO PUBLIC;
--- readable so that a non-superuser's pg_dump can save it (the ledger is public)
+GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants TO PUBLIC;
+-- readable so that a non-superuser's pg_dump can save it
 GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq TO PUBLIC;
 
 CREATE FUNCTION unlearn._resident(model text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_resident' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION unlearn._resident(text) IS 'whether the removal matrices of a model are in shared memory at its current version';
 
-CREATE VIEW unlearn.status AS
+CREATE VIEW unlearn.status WITH (security_barrier) AS
 SELECT m.model, m.source, m.loss,
 	   coalesce(array_length(m.classes, 1), 0) AS classes,
 	   m.dims, m.rows, m.skipped, m.removed, m.inserted, m.retrains,
@@ -151,19 +185,29 @@ LEFT JOIN LATERAL (
 	WHERE l.model = m.model AND NOT l.retrained AND NOT l.reanchored
 	  AND l.id > (SELECT coalesce(max(r.id), 0) FROM unlearn.ledger r
 				  WHERE r.model = m.model AND (r.retrained OR r.reanchored))
-) u ON true;
+) u ON true
+-- the models the caller owns or holds a grant on (the view reads the
+-- catalog as its owner, so it filters the rows itself, before any
+-- condition of the caller's query)
+WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
+   OR EXISTS (SELECT 1 FROM unlearn.model_grants g
+			  WHERE g.model = m.model
+				AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'));
 GRANT SELECT ON unlearn.status TO PUBLIC;
-COMMENT ON VIEW unlearn.status IS 'one line per model: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
+COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a grant on: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
 COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
 
 -- pg_dump saves the catalog with the tables.  A role dumps the models it
 -- may act for (all of them for a superuser), so that a dump holds each
--- model with its state; the ledger and its sequence go whole.
+-- model with its state, its grants and its ledger; the sequence goes whole.
 SELECT pg_catalog.pg_extension_config_dump('unlearn.models',
 	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.model_state',
 	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
-SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger', '');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger',
+	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.model_grants',
+	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger_id_seq', '');
 
 ------------------------------------------------------------------------
@@ -249,6 +293,31 @@ CREATE FUNCTION unlearn_drop(model text) RETURNS void
 AS 'MODULE_PATHNAME', 'unlearn_drop' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_drop(text) IS 'drop a model, and the table''s triggers with its last model';
 
+CREATE FUNCTION unlearn_grant(model text, grantee regrole, privilege text DEFAULT 'read')
+RETURNS void
+AS 'MODULE_PATHNAME', 'unlearn_grant' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION unlearn_grant(text, regrole, text) IS 'let a role (and its members) read a model (owner only): read gives its weights, predictions, scores, evaluation and catalog row, and everything monitor gives; monitor gives its line in unlearn.status and its ledger rows.  A grantee who compares the model before and after a deletion can reconstruct the deleted row: grant only to roles trusted with the training data';
+
+CREATE FUNCTION unlearn_revoke(model text, grantee regrole, privilege text DEFAULT 'read')
+RETURNS void
+AS 'MODULE_PATHNAME', 'unlearn_revoke' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION unlearn_revoke(text, regrole, text) IS 'take back a grant of unlearn_grant (owner only)';
+
+CREATE FUNCTION unlearn._check_read(model text, privilege text) RETURNS regclass
+AS 'MODULE_PATHNAME', 'unlearn_check_read' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._check_read(text, text) IS 'the table of a model the caller may read (read or monitor), or an error 42501';
+
+CREATE FUNCTION unlearn_ledger(model text) RETURNS SETOF unlearn.ledger
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM unlearn._check_read(model, 'monitor');
+	RETURN QUERY SELECT l.* FROM unlearn.ledger l WHERE l.model = unlearn_ledger.model ORDER BY l.id;
+END
+$$;
+COMMENT ON FUNCTION unlearn_ledger(text) IS 'the ledger rows of a model, oldest first: one per statement that changed it, with the rows removed and added and the bound spent (owner, and roles granted read or monitor)';
+
 CREATE FUNCTION unlearn_coef(model text) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_coef' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION unlearn_coef(text) IS 'weights w in the model''s own (scaled) feature space, intercept last; one row per class for one-vs-rest';
@@ -278,13 +347,10 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	rel regclass := coalesce(source, (SELECT m.source FROM unlearn.models m WHERE m.model = unlearn_score.model));
+	model_source regclass := unlearn._check_read(model, 'read');
+	rel regclass := coalesce(source, model_source);
 	keys text;
 BEGIN
-	IF rel IS NULL THEN
-		RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object',
-			HINT = 'See SELECT model FROM unlearn.models for the models there are.';
-	END IF;
 	-- each key column as its type's output text (format's %s), never
 	-- through a cast: a cast may be the table owner's code
 	SELECT string_agg(format('%L, pg_catalog.format(''%%s'', t.%I)', a.attname, a.attname), ', ' ORDER BY k.n)

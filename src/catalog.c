@@ -23,6 +23,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -220,10 +221,11 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
- * map), 3 for 0.3.0 (no null policy, no rows per class), 4 from 0.4.0.
- * Between installing this library and ALTER EXTENSION unlearn UPDATE, the
- * models of an older catalog are read and written without what it lacks,
- * so that their tables' DML goes on.
+ * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
+ * read grants), 5 from 0.5.0.  Between installing this library and ALTER
+ * EXTENSION unlearn UPDATE, the models of an older catalog are read and
+ * written without what it lacks, so that their tables' DML goes on; with
+ * no grants table, only owners read a model.
  */
 static int
 catalog_level(void)
@@ -233,7 +235,9 @@ catalog_level(void)
 
 	if (!OidIsValid(models) || get_attnum(models, "preprocess") == InvalidAttrNumber)
 		return 2;
-	return get_attnum(models, "nulls") == InvalidAttrNumber ? 3 : 4;
+	if (get_attnum(models, "nulls") == InvalidAttrNumber)
+		return 3;
+	return OidIsValid(get_relname_relid("model_grants", nsp)) ? 5 : 4;
 }
 
 /* whether the catalog keeps a classifier's rows per class (0.4.0 on) */
@@ -241,6 +245,13 @@ bool
 catalog_tracks_classes(void)
 {
 	return catalog_level() >= 4;
+}
+
+/* whether the catalog keeps read grants (0.5.0 on) */
+bool
+catalog_has_grants(void)
+{
+	return catalog_level() >= 5;
 }
 
 static Datum
@@ -640,6 +651,66 @@ catalog_lock_model(const char *name)
 	if (SPI_execute_with_args("SELECT 1 FROM unlearn.models WHERE model = $1 FOR UPDATE",
 							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock model \"%s\"", name);
+}
+
+/*
+ * Does role hold a grant on model name through one of its grantees' roles?
+ * A 'read' grant covers 'monitor'.
+ */
+bool
+catalog_model_granted(const char *name, Oid role, bool weights)
+{
+	Oid			argtypes[2] = {TEXTOID, BOOLOID};
+	Datum		args[2];
+	uint64		i;
+
+	if (!catalog_has_grants())
+		return false;
+	args[0] = CStringGetTextDatum(name);
+	args[1] = BoolGetDatum(weights);
+	if (SPI_execute_with_args("SELECT grantee::pg_catalog.oid FROM unlearn.model_grants "
+							  "WHERE model = $1 AND (privilege = 'read' OR NOT $2)",
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the grants of model \"%s\"", name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			grantee = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															 SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (!isnull && has_privs_of_role(role, grantee))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Record or take back a grant; false if it was already there (grant) or
+ * not there (revoke).
+ */
+bool
+catalog_set_grant(const char *name, Oid owner, Oid grantee, const char *privilege, bool grant)
+{
+	Oid			argtypes[4] = {TEXTOID, OIDOID, OIDOID, TEXTOID};
+	Datum		args[4];
+	int			ret;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = ObjectIdGetDatum(owner);
+	args[2] = ObjectIdGetDatum(grantee);
+	args[3] = CStringGetTextDatum(privilege);
+	if (grant)
+		ret = SPI_execute_with_args("INSERT INTO unlearn.model_grants (model, owner, grantee, privilege) "
+									"VALUES ($1, $2::pg_catalog.regrole, $3::pg_catalog.regrole, $4) "
+									"ON CONFLICT DO NOTHING",
+									4, argtypes, args, NULL, false, 0);
+	else
+		ret = SPI_execute_with_args("DELETE FROM unlearn.model_grants "
+									"WHERE model = $1 AND grantee = $3::pg_catalog.regrole AND privilege = $4",
+									4, argtypes, args, NULL, false, 0);
+	if (ret != (grant ? SPI_OK_INSERT : SPI_OK_DELETE))
+		elog(ERROR, "could not write the grants of model \"%s\"", name);
+	return SPI_processed > 0;
 }
 
 /*

@@ -6,8 +6,10 @@
  * unlearn_predict and unlearn_predict_class read the model once per query
  * (cached in fn_extra), so scoring a table with them costs one catalog read
  * plus O(p K) per row.  unlearn_score does the same in one C loop over the
- * table.  Neither needs the model's secret state, so any role that can
- * read unlearn.models can predict.
+ * table.  Neither needs the model's secret state.  The model is read as
+ * the extension, and only for its owner and the roles granted 'read'
+ * (check_model_read): predictions before and after a deletion reveal the
+ * deleted row as well as the weights do.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,10 +41,13 @@ load_predict_model(const char *name, MemoryContext cxt)
 	PredictModel *pm;
 	MemoryContext old;
 	int			i;
+	ExtensionContext ctx;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
+	check_model_read(m->name, m->owner, ctx.caller, true);
 	if (m->status != MODEL_READY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -95,6 +100,7 @@ load_predict_model(const char *name, MemoryContext cxt)
 	pm->columns->loss = m->loss;
 	pm->columns->skip_nulls = m->skip_nulls;
 	MemoryContextSwitchTo(old);
+	leave_extension_context(&ctx);
 	SPI_finish();
 	return pm;
 }

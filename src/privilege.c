@@ -39,6 +39,10 @@
  *		verify and residual need the model's owner;
  *		drop needs the model's owner or the table's owner, so no model
  *		owner can stand between a table owner and erasure;
+ *		reading a model's weights (coef, predictions, scores, evaluation)
+ *		needs its owner or a 'read' grant, and reading its figures (status,
+ *		ledger, notices of what a change did to it) its owner or any grant
+ *		(unlearn_grant); a grant names a role, whose members inherit it;
  *		a change of the table reaches a model only while its owner may
  *		still read those columns (model_owner_may_read), since the owner
  *		reads the factor every row moves; otherwise the model is suspended.
@@ -217,4 +221,29 @@ model_owner_may_read(UnlearnModel *m)
 	const char *column;
 
 	return may_read_columns(m, m->source, m->owner, &column);
+}
+
+/*
+ * May role read model name, owned by owner: its weights and predictions
+ * (weights) or its figures only?  The owner (and its members, and
+ * superusers) always may; anyone else needs a grant.  Needs SPI and the
+ * extension context.
+ */
+bool
+may_read_model(const char *name, Oid owner, Oid role, bool weights)
+{
+	return has_privs_of_role(role, owner) || catalog_model_granted(name, role, weights);
+}
+
+void
+check_model_read(const char *name, Oid owner, Oid caller, bool weights)
+{
+	if (may_read_model(name, owner, caller, weights))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for model \"%s\"", name),
+			 errhint("Its owner can grant %s with unlearn_grant('%s', '%s', '%s').",
+					 weights ? "reading it" : "its figures",
+					 name, GetUserNameFromId(caller, false), weights ? "read" : "monitor")));
 }

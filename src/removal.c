@@ -570,13 +570,13 @@ rest_model(UnlearnModel *m, int64 rows, bool one_class)
 	if (!one_class && m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
 		classes_from_rows(m);
 	if (one_class)
-		ereport(NOTICE,
+		ereport(MODEL_NOTICE(m),
 				(errmsg("model \"%s\" withholds its weights: the rows of its table have a single label",
 						m->name),
 				 errhint("Inserting rows of another label, or unlearn_retrain('%s') once there are some, brings it back.",
 						 m->name)));
 	else
-		ereport(NOTICE,
+		ereport(MODEL_NOTICE(m),
 				(errmsg("model \"%s\" withholds its weights: its table has %lld rows, fewer than its %d weights",
 						m->name, (long long) rows, m->p),
 				 errhint("Inserting rows, or unlearn_retrain('%s') once there are enough, brings it back.",
@@ -604,7 +604,7 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 		return;
 	}
 	if (why != NULL)
-		ereport(NOTICE,
+		ereport(MODEL_NOTICE(m),
 				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
 				 errdetail("%s", why)));
 	if (m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
@@ -812,7 +812,7 @@ handle_exhausted(UnlearnModel *m)
 	if (!m->retrain_on_exhausted)
 	{
 		/* the statement goes on; the model withholds its weights */
-		ereport(NOTICE,
+		ereport(MODEL_NOTICE(m),
 				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->name),
 				 measured ?
 				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual %.6g.",
@@ -947,7 +947,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	}
 	if (m->budget > 0 && m->loss != LOSS_SQUARED &&
 		spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
-		ereport(NOTICE,
+		ereport(MODEL_NOTICE(m),
 				(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->name),
 				 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
 				 unlearn_reanchor ?

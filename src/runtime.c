@@ -18,6 +18,7 @@
 
 #include <cblas.h>
 
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -104,6 +105,9 @@ unlearn_runtime(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(hits);
 	values[8] = Int64GetDatum(misses);
 	values[9] = Int64GetDatum(evictions);
+	/* they move with every change of any model: statistics, as in pg_stat_statements */
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		nulls[6] = nulls[7] = nulls[8] = nulls[9] = true;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
@@ -123,9 +127,12 @@ model_state_version(const char *model, StateVersion *version)
 	return found;
 }
 
-/* the caller owns model (or is a member of its owner) */
+/*
+ * The caller owns model (owner_only), or may read its figures (its owner,
+ * or a grantee).
+ */
 static void
-check_owner_of(const char *model)
+check_caller_on(const char *model, bool owner_only)
 {
 	ExtensionContext ctx;
 	Oid			owner,
@@ -135,7 +142,9 @@ check_owner_of(const char *model)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
 	catalog_model_identity(model, false, false, &owner, &source);
-	if (!has_privs_of_role(ctx.caller, owner))
+	if (!owner_only)
+		check_model_read(model, owner, ctx.caller, false);
+	else if (!has_privs_of_role(ctx.caller, owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of model \"%s\"", model),
@@ -151,6 +160,7 @@ unlearn_resident(PG_FUNCTION_ARGS)
 	char	   *model = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	StateVersion version;
 
+	check_caller_on(model, false);
 	if (!state_store_available() || !model_state_version(model, &version))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(state_store_resident(model, &version));
@@ -167,7 +177,7 @@ unlearn_matrices_digest(PG_FUNCTION_ARGS)
 	StateVersion version;
 	char	   *digest;
 
-	check_owner_of(model);
+	check_caller_on(model, true);
 	if (!state_store_available() || !model_state_version(model, &version))
 		PG_RETURN_NULL();
 	digest = state_store_digest(model, &version);
@@ -186,6 +196,6 @@ unlearn_evict(PG_FUNCTION_ARGS)
 	char	   *model = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	state_store_require();
-	check_owner_of(model);
+	check_caller_on(model, true);
 	PG_RETURN_BOOL(state_store_evict(model));
 }

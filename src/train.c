@@ -768,7 +768,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		}
 	}
 	if (gnorm > STALL_TOLERANCE * g0norm)
-		ereport(WARNING,
+		ereport(MODEL_WARNING(m),
 				(errmsg("training of model \"%s\" stopped after %d Newton iterations at relative gradient norm %.3e",
 						m->name, iter, gnorm / g0norm),
 				 errdetail("The residual is measured and counted in the spent budget.")));

@@ -453,7 +453,7 @@ load_for_change(const char *name, bool with_state)
  * Rows left out for a null (nulls => 'skip') only change its count.
  */
 static void
-maintain_model(ModelRows *rows, const char *operation)
+maintain_model(ModelRows *rows, const char *operation, Oid caller)
 {
 	UnlearnModel *m;
 	double		bound;
@@ -476,6 +476,7 @@ maintain_model(ModelRows *rows, const char *operation)
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
+	m->quiet = !may_read_model(m->name, m->owner, caller, false);
 	if (m->status == MODEL_READY)
 		catalog_checkout_matrices(m);
 	spent_before = m->spent;
@@ -602,7 +603,7 @@ compare_model_rows(const ListCell *a, const ListCell *b)
  * once, models in name order (the lock order).
  */
 static void
-apply_change(PendingChange *pc, const char *operation)
+apply_change(PendingChange *pc, const char *operation, Oid caller)
 {
 	List	   *models = NIL;
 	ListCell   *lc,
@@ -635,7 +636,7 @@ apply_change(PendingChange *pc, const char *operation)
 	foreach(lc, models)
 		maintain_model((ModelRows *) lfirst(lc),
 					   operations == 1 ? "delete" : operations == 2 ? "insert" :
-					   operations == 4 ? operation : "merge");
+					   operations == 4 ? operation : "merge", caller);
 }
 
 /*
@@ -650,7 +651,8 @@ apply_change(PendingChange *pc, const char *operation)
  * changes, tell how many parts there are.
  */
 static void
-after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *operation)
+after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *operation,
+				Oid caller)
 {
 	PendingPart *part;
 	ListCell   *lc;
@@ -673,7 +675,8 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			 * Its owner reads the factor that these rows would move: the
 			 * model keeps no state from here on and only counts rows.
 			 */
-			ereport(WARNING,
+			m->quiet = !may_read_model(m->name, m->owner, caller, false);
+			ereport(MODEL_WARNING(m),
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
 							m->name, get_rel_name(m->source)),
@@ -697,7 +700,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 		return;					/* another part of this query fires later */
 	/* off the list first: an error while applying leaves nothing pending */
 	pending_changes = list_delete_ptr(pending_changes, pc);
-	apply_change(pc, operation);
+	apply_change(pc, operation, caller);
 	/* a long transaction keeps no copy of the rows it applied */
 	MemoryContextDelete(pc->memory);
 }
@@ -765,7 +768,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 		if (TRIGGER_FIRED_BEFORE(td->tg_event))
 			before_statement(td, refs, pc);
 		else
-			after_statement(td, refs, pc, operation);
+			after_statement(td, refs, pc, operation, ctx.caller);
 	}
 	leave_extension_context(&ctx);
 	SPI_finish();

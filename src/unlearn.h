@@ -175,6 +175,8 @@ typedef struct UnlearnModel
 	bool		rebuilt_now;	/* matrices rebuilt in this call (not resident) */
 	double	   *state_buffer;	/* factor and gram in one state_store buffer */
 	StateVersion version;		/* of the state loaded or written last */
+	bool		quiet;			/* the caller may not read its figures: its
+								 * notices go to the server log only */
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
@@ -362,6 +364,10 @@ extern void catalog_checkout_matrices(UnlearnModel *m);
 extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
+extern bool catalog_has_grants(void);
+extern bool catalog_model_granted(const char *name, Oid role, bool weights);
+extern bool catalog_set_grant(const char *name, Oid owner, Oid grantee,
+							  const char *privilege, bool grant);
 extern void catalog_count_skipped(const char *name, int64 delta);
 extern bool catalog_model_identity(const char *name, bool for_update, bool missing_ok,
 								   Oid *owner, Oid *source);
@@ -396,6 +402,12 @@ extern void check_model_owner(UnlearnModel *m, Oid caller);
 extern void check_model_dropper(UnlearnModel *m, Oid caller);
 extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
 extern bool model_owner_may_read(UnlearnModel *m);
+extern bool may_read_model(const char *name, Oid owner, Oid role, bool weights);
+extern void check_model_read(const char *name, Oid owner, Oid caller, bool weights);
+
+/* a notice about a model, seen by the caller only if it may read the model's figures */
+#define MODEL_NOTICE(m) ((m)->quiet ? DEBUG1 : NOTICE)
+#define MODEL_WARNING(m) ((m)->quiet ? LOG : WARNING)
 
 /* removal.c */
 typedef struct RowBatch

@@ -14,22 +14,24 @@ RESET ROLE;
 -- the deleting role can delete, and the model follows
 SET ROLE ul_deleter;
 DELETE FROM priv WHERE id IN (SELECT id FROM priv ORDER BY id LIMIT 2);
--- it reads the public catalog, but neither the Hessian, nor K', nor b
-SELECT model, rows, removed FROM unlearn.models WHERE model = 'priv';
+-- without a grant it sees nothing of the model (every read path is in
+-- 17_model_reads): no catalog row, no ledger row, no state, no prediction
+SELECT count(*) AS visible_models FROM unlearn.models WHERE model = 'priv';
+SELECT count(*) AS visible_ledger FROM unlearn.ledger WHERE model = 'priv';
 SELECT count(*) AS visible_state FROM unlearn.model_state;
 SELECT * FROM unlearn_verify('priv');
 SELECT unlearn_residual('priv');
--- it can predict, but not change or drop the model
 SELECT unlearn_predict('priv', array_fill(0::float8, ARRAY[64])) BETWEEN 0 AND 1 AS predicts;
+-- nor change or drop it
 SELECT unlearn_drop('priv');
 SELECT unlearn_retrain('priv');
 UPDATE unlearn.models SET spent = 0 WHERE model = 'priv';
-SELECT spent > 0 AS untouched FROM unlearn.models WHERE model = 'priv';
 DELETE FROM unlearn.ledger WHERE model = 'priv';
-SELECT count(*) > 0 AS ledger_kept FROM unlearn.ledger WHERE model = 'priv';
 -- nor train on a table it cannot read
 SELECT unlearn_train('steal', 'priv', 'is_one', '{pixels}');
 RESET ROLE;
+SELECT spent > 0 AS untouched FROM unlearn.models WHERE model = 'priv';
+SELECT count(*) > 0 AS ledger_kept FROM unlearn.ledger WHERE model = 'priv';
 
 -- the update ran as the model owner: the ledger row is the owner's
 SELECT operation, owner, rows_removed FROM unlearn.ledger WHERE model = 'priv' ORDER BY id;

@@ -67,11 +67,15 @@ GRANT TRIGGER ON tr_secret TO tr_attacker;
 SET ROLE tr_attacker;
 SELECT model FROM unlearn_train('tr_squat', 'tr_secret', 'y', '{x1,x2}', sigma => 1e-6, on_exhausted => 'suspend');
 RESET ROLE;
+-- (the table owner holds no grant on tr_squat: the notice that it ran out
+-- of budget goes to the server log only)
 SET ROLE tr_victim;
 \set VERBOSITY terse
 DELETE FROM tr_secret WHERE id <= 3;
 \set VERBOSITY default
+RESET ROLE;
 SELECT model, state FROM unlearn.models WHERE model IN ('tr_squat', 'tr_victim_model') ORDER BY model;
+SET ROLE tr_victim;
 SELECT unlearn_drop('tr_squat');
 RESET ROLE;
 -- rights revoked after training also stop a retrain
@@ -83,7 +87,8 @@ SET ROLE tr_attacker;
 SELECT unlearn_retrain('tr_lease');
 RESET ROLE;
 -- and a model whose owner lost SELECT stops moving with new rows: the
--- owner reads its factor, which every row would move
+-- owner reads its factor, which every row would move (the warning goes to
+-- the server log: the inserting role may not read the model)
 REVOKE SELECT ON tr_secret FROM tr_attacker;
 SET ROLE tr_victim;
 \set VERBOSITY terse

@@ -88,13 +88,15 @@ SELECT rows FROM unlearn_evaluate('sc', 'sc_unknown');
 SELECT * FROM unlearn_evaluate(NULL);
 SELECT unlearn_score_row('nope', t) FROM sc t LIMIT 1;
 
--- 6. these read rows as the caller: a stranger may not score or evaluate
--- a table it cannot read
+-- 6. these read rows as the caller: a role granted the model may still
+-- not score or evaluate a table it cannot read
 CREATE ROLE sc_stranger;
+SELECT unlearn_grant('sc', 'sc_stranger');
 SET ROLE sc_stranger;
 SELECT count(*) FROM unlearn_score('sc');
 SELECT rows FROM unlearn_evaluate('sc');
 RESET ROLE;
+SELECT unlearn_revoke('sc', 'sc_stranger');
 DROP ROLE sc_stranger;
 
 -- 7. the key is each column's output text, never a cast: a table owner's

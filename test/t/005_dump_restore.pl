@@ -4,8 +4,9 @@
 # sequence goes on, and the first DELETE rebuilds the matrices (which are
 # in no dump) and stays certified.  A non-superuser owner dumps their own
 # database with --enable-row-security and gets their own models, each with
-# its state; the restore, which writes the unlearn catalog, is a
-# superuser's.
+# its state, grants and ledger; the restore, which writes the unlearn
+# catalog, is a superuser's.  A role granted a model reads it after the
+# restore.
 use strict;
 use warnings;
 
@@ -20,6 +21,7 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
+CREATE ROLE bob;
 CREATE DATABASE shop OWNER alice;
 });
 $node->safe_psql('shop', 'CREATE EXTENSION unlearn');
@@ -33,10 +35,13 @@ INSERT INTO ones SELECT id, label = 1, pixels FROM digits WHERE label IN (1, 7);
 SELECT model FROM unlearn_train('alice_ones', 'ones', 'one', '{pixels}', sigma => 5);
 SELECT model FROM unlearn_train('alice_digits', 'digits', 'label', '{pixels}', sigma => 5);
 DELETE FROM ones WHERE id IN (SELECT id FROM ones ORDER BY id LIMIT 3);
+SELECT unlearn_grant('alice_ones', 'bob');
 RESET ROLE;
 -- a superuser's model on alice's table: not in alice's dump
 SELECT model FROM unlearn_train('admin_ones', 'ones', 'one', '{pixels}', sigma => 10);
+SELECT unlearn_grant('admin_ones', 'bob', 'monitor');
 });
+my $grants_sql = "SELECT string_agg(model || ':' || grantee || ':' || privilege, ',' ORDER BY model) FROM unlearn.model_grants";
 my $models_sql = "SELECT string_agg(model || ':' || md5(coef::text) || ':' || rows || ':' || removed, ',' ORDER BY model) FROM unlearn.models";
 
 sub check_restore
@@ -47,6 +52,11 @@ sub check_restore
 	my $expected = $node->safe_psql('shop',
 		"$models_sql WHERE model = ANY (string_to_array('$expect_models', ','))");
 	is($node->safe_psql($db, $models_sql), $expected, "$label: weights, rows and counts as dumped");
+	is($node->safe_psql($db, $grants_sql),
+		$node->safe_psql('shop', "$grants_sql WHERE model = ANY (string_to_array('$expect_models', ','))"),
+		"$label: the grants of the models");
+	is($node->safe_psql($db, q{SET ROLE bob; SELECT unlearn_coef('alice_ones') IS NOT NULL}), 't',
+		"$label: a grantee reads the restored model");
 	is($node->safe_psql($db, q{
 		SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
 		WHERE c.relname IN ('ones', 'ones_low', 'ones_high', 'digits') AND g.tgname LIKE 'unlearn\_%'

@@ -2,8 +2,10 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.4.0, through 0.2.0 and 0.3.0).  The models are trained by the installed library on the 0.1.0
-# catalog, as between a package upgrade and the ALTER EXTENSION.
+# install's (0.5.0, through 0.2.0, 0.3.0 and 0.4.0).  The models are
+# trained by the installed library on the 0.1.0 catalog, as between a
+# package upgrade and the ALTER EXTENSION.  Then the same from 0.3.0 and
+# from 0.4.0.
 use strict;
 use warnings;
 
@@ -32,7 +34,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.4.0', 'updated to 0.4.0 (through 0.2.0 and 0.3.0)');
+	'0.5.0', 'updated to 0.5.0 (through 0.2.0, 0.3.0 and 0.4.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -86,6 +88,9 @@ my $shape = q{
 		FROM pg_class c WHERE c.relnamespace = 'unlearn'::regnamespace AND c.relkind IN ('r', 'v', 'S')
 		UNION ALL
 		SELECT 'policy ' || polname || ' ' || pg_get_expr(polqual, polrelid) FROM pg_policy
+		UNION ALL
+		SELECT 'options ' || c.relname || ' ' || c.relrowsecurity || ' ' || coalesce(c.reloptions::text, '')
+		FROM pg_class c WHERE c.relnamespace = 'unlearn'::regnamespace AND c.relkind IN ('r', 'v')
 	) s};
 my $updated = $node->safe_psql('postgres', $shape);
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
@@ -128,6 +133,36 @@ is($node->safe_psql('from030', q{
 	'1:0:error:true:true', 'after ALTER EXTENSION UPDATE, one retrain takes the classes and counts them');
 is($node->safe_psql('from030', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.3.0 equals a fresh install');
+
+# 0.4.0 to 0.5.0: on the 0.4.0 catalog (no grants) only owners read a
+# model; after the update, reads follow the grants
+$node->safe_psql('postgres', 'CREATE DATABASE from040');
+$node->safe_psql('from040', "CREATE EXTENSION unlearn VERSION '0.4.0'");
+$node->safe_psql('from040', $DIGITS_SQL . q{
+CREATE ROLE analyst;
+GRANT SELECT, DELETE ON digits TO analyst;
+SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 5);
+DELETE FROM digits WHERE id <= 3;
+});
+my ($rc, $out, $err) = $node->psql('from040',
+	q{SET ROLE analyst; SELECT unlearn_predict('digits', pixels) FROM digits LIMIT 1});
+like($err, qr/permission denied for model "digits"/,
+	'on the 0.4.0 catalog, the library lets only the owner predict');
+$node->safe_psql('from040', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from040', q{
+	SET ROLE analyst;
+	SELECT count(*) FROM unlearn.models UNION ALL SELECT count(*) FROM unlearn.status
+	UNION ALL SELECT count(*) FROM unlearn.ledger}), "0\n0\n0",
+	'after the update, a role without a grant sees no catalog row of the model');
+$node->safe_psql('from040', q{SELECT unlearn_grant('digits', 'analyst')});
+is($node->safe_psql('from040', q{
+	SET ROLE analyst;
+	DELETE FROM digits WHERE id = 4;
+	SELECT count(*) = (SELECT count(*) FROM digits) FROM digits WHERE unlearn_predict('digits', pixels) >= 0
+	UNION ALL SELECT (SELECT rows FROM unlearn.status) = (SELECT count(*) FROM digits)}), "t\nt",
+	'a granted role predicts and reads the status');
+is($node->safe_psql('from040', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.4.0 equals a fresh install');
 
 $node->stop;
 done_testing();
