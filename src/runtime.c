@@ -127,32 +127,6 @@ model_state_version(const char *model, StateVersion *version)
 	return found;
 }
 
-/*
- * The caller owns model (owner_only), or may read its figures (its owner,
- * or a grantee).
- */
-static void
-check_caller_on(const char *model, bool owner_only)
-{
-	ExtensionContext ctx;
-	Oid			owner,
-				source;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	enter_extension_context(&ctx);
-	catalog_model_identity(model, false, false, &owner, &source);
-	if (!owner_only)
-		check_model_read(model, owner, ctx.caller, false);
-	else if (!has_privs_of_role(ctx.caller, owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of model \"%s\"", model),
-				 errhint("Only the owner of a model can read or evict its removal state.")));
-	leave_extension_context(&ctx);
-	SPI_finish();
-}
-
 /* unlearn._resident(model): are its matrices in shared memory at its version? */
 Datum
 unlearn_resident(PG_FUNCTION_ARGS)
@@ -160,7 +134,7 @@ unlearn_resident(PG_FUNCTION_ARGS)
 	char	   *model = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	StateVersion version;
 
-	check_caller_on(model, false);
+	check_caller_on_model(model, MODEL_FIGURES);
 	if (!state_store_available() || !model_state_version(model, &version))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(state_store_resident(model, &version));
@@ -177,7 +151,7 @@ unlearn_matrices_digest(PG_FUNCTION_ARGS)
 	StateVersion version;
 	char	   *digest;
 
-	check_caller_on(model, true);
+	check_caller_on_model(model, MODEL_OWNER);
 	if (!state_store_available() || !model_state_version(model, &version))
 		PG_RETURN_NULL();
 	digest = state_store_digest(model, &version);
@@ -196,6 +170,6 @@ unlearn_evict(PG_FUNCTION_ARGS)
 	char	   *model = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	state_store_require();
-	check_caller_on(model, true);
+	check_caller_on_model(model, MODEL_OWNER);
 	PG_RETURN_BOOL(state_store_evict(model));
 }

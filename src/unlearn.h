@@ -405,6 +405,15 @@ extern bool model_owner_may_read(UnlearnModel *m);
 extern bool may_read_model(const char *name, Oid owner, Oid role, bool weights);
 extern void check_model_read(const char *name, Oid owner, Oid caller, bool weights);
 
+/* grants.c */
+typedef enum ModelAccess
+{
+	MODEL_FIGURES,				/* status line, ledger: owner or any grant */
+	MODEL_WEIGHTS,				/* weights, predictions: owner or 'read' */
+	MODEL_OWNER					/* removal state: owner only */
+} ModelAccess;
+extern Oid	check_caller_on_model(const char *name, ModelAccess access);
+
 /* a notice about a model, seen by the caller only if it may read the model's figures */
 #define MODEL_NOTICE(m) ((m)->quiet ? DEBUG1 : NOTICE)
 #define MODEL_WARNING(m) ((m)->quiet ? LOG : WARNING)
