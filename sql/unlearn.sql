@@ -148,7 +148,7 @@ ALTER TABLE unlearn.ledger ENABLE ROW LEVEL SECURITY;
 CREATE POLICY ledger_readers ON unlearn.ledger FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
 		   OR EXISTS (SELECT 1 FROM unlearn.model_grants g
-					  WHERE g.model = ledger.model
+					  WHERE g.model = ledger.model AND g.owner = ledger.owner
 						AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE')));
 ALTER TABLE unlearn.model_grants ENABLE ROW LEVEL SECURITY;
 CREATE POLICY grant_parties ON unlearn.model_grants FOR SELECT
@@ -182,7 +182,7 @@ FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT sum(l.bound) AS bound, sum(l.rows_removed + l.rows_added) AS changed
 	FROM unlearn.ledger l
-	WHERE l.model = m.model AND NOT l.retrained AND NOT l.reanchored
+	WHERE l.model = m.model AND l.owner = m.owner AND NOT l.retrained AND NOT l.reanchored
 	  AND l.id > (SELECT coalesce(max(r.id), 0) FROM unlearn.ledger r
 				  WHERE r.model = m.model AND (r.retrained OR r.reanchored))
 ) u ON true
@@ -272,6 +272,7 @@ CREATE FUNCTION unlearn_train(
 	nulls text DEFAULT 'error')
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19);
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
@@ -282,6 +283,7 @@ IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the row
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT unlearn._retrain($1, $2);
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
@@ -341,6 +343,12 @@ CREATE FUNCTION unlearn_score_row(model text, r record) RETURNS unlearn.scored
 AS 'MODULE_PATHNAME', 'unlearn_score_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn_score_row(text, record) IS 'predicted label and score of a whole row that has the model''s columns, read with one deform: SELECT t.id, s.* FROM t, unlearn_score_row(''m'', t) s';
 
+-- what unlearn_score calls: in the extension's own schema, where no other
+-- role can create an overload that would win for a table's row type
+CREATE FUNCTION unlearn._score_row(model text, r record) RETURNS unlearn.scored
+AS 'MODULE_PATHNAME', 'unlearn_score_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._score_row(text, record) IS 'unlearn_score_row, for unlearn_score';
+
 CREATE FUNCTION unlearn_score(model text, source regclass DEFAULT NULL)
 RETURNS TABLE (key jsonb, label text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -367,7 +375,7 @@ BEGIN
 	-- flattened: called once per row, without a function scan per row
 	RETURN QUERY EXECUTE format(
 		'SELECT k, (s).label, (s).score FROM (SELECT pg_catalog.jsonb_build_object(%s) AS k, '
-		'@extschema@.unlearn_score_row($1, t) AS s FROM %s t OFFSET 0) x',
+		'unlearn._score_row($1, t) AS s FROM %s t OFFSET 0) x',
 		keys, rel) USING model;
 END
 $$;

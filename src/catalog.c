@@ -655,7 +655,9 @@ catalog_lock_model(const char *name)
 
 /*
  * Does role hold a grant on model name through one of its grantees' roles?
- * A 'read' grant covers 'monitor'.
+ * A 'read' grant covers 'monitor'.  Read with a fresh snapshot, like the
+ * model itself (catalog_load_model): a model loaded and then checked was
+ * read while the grant held, even in a query that began before a revoke.
  */
 bool
 catalog_model_granted(const char *name, Oid role, bool weights)
@@ -670,7 +672,7 @@ catalog_model_granted(const char *name, Oid role, bool weights)
 	args[1] = BoolGetDatum(weights);
 	if (SPI_execute_with_args("SELECT grantee::pg_catalog.oid FROM unlearn.model_grants "
 							  "WHERE model = $1 AND (privilege = 'read' OR NOT $2)",
-							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+							  2, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the grants of model \"%s\"", name);
 	for (i = 0; i < SPI_processed; i++)
 	{

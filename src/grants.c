@@ -44,7 +44,8 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model privilege \"%s\"", privilege),
 				 errhint("Use 'read' (weights, predictions and figures) or 'monitor' (figures only).")));
-	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(grantee)))
+	/* a dropped role's grant can still be revoked */
+	if (grant && !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(grantee)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role with OID %u does not exist", grantee),
@@ -68,7 +69,8 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 		ereport(NOTICE,
 				(errmsg(grant ? "role \"%s\" already holds %s on model \"%s\"" :
 						"role \"%s\" holds no %s grant on model \"%s\"",
-						GetUserNameFromId(grantee, false), privilege, name)));
+						GetUserNameFromId(grantee, true) ? GetUserNameFromId(grantee, true) :
+						psprintf("%u", grantee), privilege, name)));
 	leave_extension_context(&ctx);
 	SPI_finish();
 }

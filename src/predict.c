@@ -203,6 +203,10 @@ model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno, bool wit
 	UnlearnModel *m = pm->columns;
 
 	*relid = PG_ARGISNULL(argno) ? m->source : PG_GETARG_OID(argno);
+	if (get_rel_name(*relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", *relid)));
 	if (*relid != m->source)
 		bind_relation_columns(m, *relid, with_label);
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -687,8 +687,9 @@ reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 		m->spent = combine_class_spent(m->class_spent, K);
 		m->anchor_changed = m->gram_changed = true;
 		m->reanchors_now = 1;
-		elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
-			 m->name, (long long) dm.n, m->spent, m->budget);
+		if (!m->quiet)
+			elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
+				 m->name, (long long) dm.n, m->spent, m->budget);
 	}
 	linalg_parallel(false);
 	free_design(&dm);

@@ -498,8 +498,9 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
 	worker_note_change(m, spent_before);
-	elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
-		 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
+	if (!m->quiet)
+		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
+			 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }
 
 /* the table whose models a trigger maintains: itself, or its partition root */

@@ -414,9 +414,13 @@ typedef enum ModelAccess
 } ModelAccess;
 extern Oid	check_caller_on_model(const char *name, ModelAccess access);
 
-/* a notice about a model, seen by the caller only if it may read the model's figures */
-#define MODEL_NOTICE(m) ((m)->quiet ? DEBUG1 : NOTICE)
-#define MODEL_WARNING(m) ((m)->quiet ? LOG : WARNING)
+/*
+ * A notice or warning about what a change did to a model reaches the
+ * caller only if it may read the model's figures; otherwise it goes to
+ * the server log alone (whatever the caller's client_min_messages).
+ */
+#define MODEL_NOTICE(m) ((m)->quiet ? LOG_SERVER_ONLY : NOTICE)
+#define MODEL_WARNING(m) ((m)->quiet ? LOG_SERVER_ONLY : WARNING)
 
 /* removal.c */
 typedef struct RowBatch

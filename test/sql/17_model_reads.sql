@@ -118,8 +118,11 @@ SET ROLE mr_owner;
 SELECT model FROM unlearn_train('mr_tiny', 'mr_t', 'is_one', '{pixels}', sigma => 1e-6,
 								on_exhausted => 'suspend');
 RESET ROLE;
+-- (not even with the client's message level at debug1)
 SET ROLE mr_analyst;
+SET client_min_messages = debug1;
 DELETE FROM mr_t WHERE id = (SELECT min(id) FROM mr_t);
+RESET client_min_messages;
 RESET ROLE;
 SET ROLE mr_owner;
 SELECT state FROM unlearn.models WHERE model = 'mr_tiny';
@@ -185,11 +188,39 @@ SELECT unlearn_drop('mr_tiny');
 RESET ROLE;
 SELECT model, grantee FROM unlearn.model_grants WHERE model IN ('mr', 'mr_tiny');
 
+-- 9. the ledger is the model's, not the name's: a role that trains a model
+-- of the same name after the owner dropped it sees none of the old rows
 SET ROLE mr_owner;
+SELECT unlearn_drop('mr');
+RESET ROLE;
+CREATE TABLE mr_own AS SELECT * FROM ones_sevens;
+ALTER TABLE mr_own OWNER TO mr_analyst;
+SET ROLE mr_analyst;
+SELECT model FROM unlearn_train('mr', 'mr_own', 'is_one', '{pixels}', sigma => 2);
+SELECT unlearn_grant('mr', 'mr_analyst', 'monitor');
+SELECT operation, owner FROM unlearn_ledger('mr') ORDER BY id;
+SELECT operation, owner FROM unlearn.ledger ORDER BY id;
+SELECT unlearn_drop('mr');
+RESET ROLE;
+
+-- 10. a grant to a role that was dropped can still be revoked (by OID);
+-- evaluation on a relation that does not exist is a clear error
+CREATE ROLE mr_gone;
+SET ROLE mr_owner;
+SELECT model FROM unlearn_train('mr', 'mr_t', 'is_one', '{pixels}', sigma => 2);
+SELECT unlearn_grant('mr', 'mr_gone');
+RESET ROLE;
+SELECT oid AS gone_oid FROM pg_roles WHERE rolname = 'mr_gone' \gset
+DROP ROLE mr_gone;
+SET ROLE mr_owner;
+SELECT count(*) AS dangling FROM unlearn.model_grants WHERE model = 'mr';
+SELECT unlearn_revoke('mr', :gone_oid::oid::regrole);
+SELECT count(*) AS dangling FROM unlearn.model_grants WHERE model = 'mr';
+SELECT rows FROM unlearn_evaluate('mr', 0::regclass);
 SELECT unlearn_drop('mr');
 RESET ROLE;
 DROP VIEW mr_matrix;
 DROP FUNCTION sqlstate_of(text);
 DROP FUNCTION mr_leak(text);
-DROP TABLE mr_paths, mr_t;
+DROP TABLE mr_paths, mr_t, mr_own;
 DROP ROLE mr_owner, mr_analyst, mr_reader, mr_monitor, mr_member, mr_team;
