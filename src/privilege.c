@@ -235,6 +235,21 @@ may_read_model(const char *name, Oid owner, Oid role, bool weights)
 	return has_privs_of_role(role, owner) || catalog_model_granted(name, role, weights);
 }
 
+/*
+ * May the role whose statement changes m read m's figures?  Asked only
+ * when a message about m is to be sent, at most once per load of m: a
+ * statement that sends none reads no grant.
+ */
+bool
+caller_reads_figures(UnlearnModel *m)
+{
+	if (!OidIsValid(m->changed_by))
+		return true;
+	if (m->figures_readable == 0)
+		m->figures_readable = may_read_model(m->name, m->owner, m->changed_by, false) ? 1 : -1;
+	return m->figures_readable > 0;
+}
+
 void
 check_model_read(const char *name, Oid owner, Oid caller, bool weights)
 {

@@ -687,7 +687,7 @@ reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 		m->spent = combine_class_spent(m->class_spent, K);
 		m->anchor_changed = m->gram_changed = true;
 		m->reanchors_now = 1;
-		if (!m->quiet)
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 			elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
 				 m->name, (long long) dm.n, m->spent, m->budget);
 	}

@@ -476,7 +476,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
-	m->quiet = !may_read_model(m->name, m->owner, caller, false);
+	m->changed_by = caller;
 	if (m->status == MODEL_READY)
 		catalog_checkout_matrices(m);
 	spent_before = m->spent;
@@ -498,7 +498,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
 	worker_note_change(m, spent_before);
-	if (!m->quiet)
+	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
 			 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }
@@ -676,7 +676,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			 * Its owner reads the factor that these rows would move: the
 			 * model keeps no state from here on and only counts rows.
 			 */
-			m->quiet = !may_read_model(m->name, m->owner, caller, false);
+			m->changed_by = caller;
 			ereport(MODEL_WARNING(m),
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",

@@ -175,8 +175,10 @@ typedef struct UnlearnModel
 	bool		rebuilt_now;	/* matrices rebuilt in this call (not resident) */
 	double	   *state_buffer;	/* factor and gram in one state_store buffer */
 	StateVersion version;		/* of the state loaded or written last */
-	bool		quiet;			/* the caller may not read its figures: its
-								 * notices go to the server log only */
+	Oid			changed_by;		/* the role whose statement changes it, or
+								 * InvalidOid (training, the worker) */
+	int			figures_readable;	/* by changed_by: 0 not yet asked, 1
+									 * yes, -1 no (caller_reads_figures) */
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
@@ -419,8 +421,9 @@ extern Oid	check_caller_on_model(const char *name, ModelAccess access);
  * caller only if it may read the model's figures; otherwise it goes to
  * the server log alone (whatever the caller's client_min_messages).
  */
-#define MODEL_NOTICE(m) ((m)->quiet ? LOG_SERVER_ONLY : NOTICE)
-#define MODEL_WARNING(m) ((m)->quiet ? LOG_SERVER_ONLY : WARNING)
+extern bool caller_reads_figures(UnlearnModel *m);
+#define MODEL_NOTICE(m) (caller_reads_figures(m) ? NOTICE : LOG_SERVER_ONLY)
+#define MODEL_WARNING(m) (caller_reads_figures(m) ? WARNING : LOG_SERVER_ONLY)
 
 /* removal.c */
 typedef struct RowBatch
