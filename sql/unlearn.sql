@@ -57,7 +57,8 @@ CREATE TABLE unlearn.models (
 	centre		float8[],
 	spread		float8[],
 	nulls		text NOT NULL DEFAULT 'error' CHECK (nulls IN ('error', 'skip')),
-	skipped		bigint NOT NULL DEFAULT 0
+	skipped		bigint NOT NULL DEFAULT 0,
+	expressions	boolean[]
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -66,6 +67,8 @@ COMMENT ON COLUMN unlearn.models.dims IS 'number of input features d (the interc
 COMMENT ON COLUMN unlearn.models.scale IS 'row map: z = ((x - centre) / spread, 1), x -> z / max(scale, ||z||); scale = sqrt(weights per class)';
 COMMENT ON COLUMN unlearn.models.preprocess IS 'where centre and spread come from: standardize (mean and standard deviation of the rows the model reflects, on a power-of-two grid, kept so by retraining), declared (given at training) or none (the identity)';
 COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array column); NULL while a standardize model withholds its weights';
+COMMENT ON COLUMN unlearn.models.features IS 'per feature: a column name, or the canonical text of an expression over the row (see expressions)';
+COMMENT ON COLUMN unlearn.models.expressions IS 'per feature: true when it is an expression over the row (built-in immutable functions and operators only), false for a column; NULL: every feature is a column';
 COMMENT ON COLUMN unlearn.models.rows IS 'rows the model reflects now';
 COMMENT ON COLUMN unlearn.models.nulls IS 'error: a null in a model column is an error; skip: a row with a null in a model column is outside the model';
 COMMENT ON COLUMN unlearn.models.skipped IS 'rows of the table outside the model because of a null (nulls = skip)';
@@ -278,7 +281,7 @@ AS $$
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model';
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status

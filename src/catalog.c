@@ -219,10 +219,12 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define NULLS_COLUMNS ", nulls, skipped"
 
+#define EXPRESSIONS_COLUMN ", expressions"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
- * read grants), 5 from 0.5.0.  Between installing this library and ALTER
+ * read grants), 5 for 0.5.0 (no feature expressions), 6 from 0.6.0.  Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
  * no grants table, only owners read a model.
@@ -237,7 +239,9 @@ catalog_level(void)
 		return 2;
 	if (get_attnum(models, "nulls") == InvalidAttrNumber)
 		return 3;
-	return OidIsValid(get_relname_relid("model_grants", nsp)) ? 5 : 4;
+	if (!OidIsValid(get_relname_relid("model_grants", nsp)))
+		return 4;
+	return get_attnum(models, "expressions") == InvalidAttrNumber ? 5 : 6;
 }
 
 /* whether the catalog keeps a classifier's rows per class (0.4.0 on) */
@@ -245,6 +249,13 @@ bool
 catalog_tracks_classes(void)
 {
 	return catalog_level() >= 4;
+}
+
+/* whether the catalog marks feature expressions (0.6.0 on) */
+bool
+catalog_has_expressions(void)
+{
+	return catalog_level() >= 6;
 }
 
 /* whether the catalog keeps read grants (0.5.0 on) */
@@ -454,27 +465,30 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[34];
-	Datum		d[34];
+	bool		isnull[35];
+	Datum		d[35];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 34; i++)
+	for (i = 1; i <= 35; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
-			/* an older catalog (catalog_level): no map, or no null policy */
+			/*
+			 * an older catalog (catalog_level): no map, no null policy, or
+			 * no expressions
+			 */
 			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) :
 				i == 33 ? CStringGetTextDatum(nulls_names[0]) : (Datum) 0;
-			isnull[i - 1] = i == 31 || i == 32 || i < 30;
+			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
-	/* every column but classes (9), coef (28), centre and spread is NOT NULL */
-	for (i = 0; i < 34; i++)
-		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31)
+	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
+	for (i = 0; i < 35; i++)
+		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
 	m->owner = DatumGetObjectId(d[1]);
 	m->source = DatumGetObjectId(d[2]);
@@ -542,6 +556,17 @@ model_from_result(UnlearnModel *m)
 	m->skipped = DatumGetInt64(d[33]);
 	if (m->skipped < 0)
 		corrupt_model(m, "skipped is out of range");
+	m->is_expression = NULL;
+	if (!isnull[34])
+	{
+		ArrayType  *flags = DatumGetArrayTypeP(d[34]);
+
+		if (ARR_NDIM(flags) != 1 || ARR_HASNULL(flags) || ARR_ELEMTYPE(flags) != BOOLOID ||
+			ArrayGetNItems(1, ARR_DIMS(flags)) != m->nfeatures)
+			corrupt_model(m, "expressions does not match the feature list");
+		m->is_expression = palloc(sizeof(bool) * m->nfeatures);
+		memcpy(m->is_expression, ARR_DATA_PTR(flags), sizeof(bool) * m->nfeatures);
+	}
 }
 
 static void
@@ -563,9 +588,10 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
+										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -821,20 +847,20 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[34] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[35] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
-	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID};
-	Datum		v[34];
-	char		nulls[35];
+	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID};
+	Datum		v[35];
+	char		nulls[36];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[34] = '\0';
+	nulls[35] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -878,14 +904,31 @@ catalog_insert_model(UnlearnModel *m)
 	map_datums(m, &v[30], &nulls[30]);
 	v[32] = CStringGetTextDatum(nulls_names[m->skip_nulls ? 1 : 0]);
 	v[33] = Int64GetDatum(m->skipped);
+	if (m->is_expression != NULL)
+	{
+		Datum	   *flags = palloc(sizeof(Datum) * m->nfeatures);
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s, trained_at, updated_at) "
+		for (i = 0; i < m->nfeatures; i++)
+			flags[i] = BoolGetDatum(m->is_expression[i]);
+		v[34] = PointerGetDatum(construct_array(flags, m->nfeatures, BOOLOID, 1, true,
+												TYPALIGN_CHAR));
+	}
+	else
+	{
+		v[34] = (Datum) 0;
+		nulls[34] = 'n';
+	}
+
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
-										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : ""),
-								level >= 4 ? 34 : level >= 3 ? 32 : 29, types, v, nulls, false, 0);
+										 level >= 6 ? EXPRESSIONS_COLUMN : "",
+										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
+										 level >= 6 ? "$35, " : ""),
+								level >= 6 ? 35 : level >= 4 ? 34 : level >= 3 ? 32 : 29,
+								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	/* the state rows follow */

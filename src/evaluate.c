@@ -85,9 +85,12 @@ collect(PredictModel *pm, UnlearnModel *m, Oid relid, Collected *c)
 {
 	int			K = Max(pm->nlabels, 2);
 	Portal		portal;
+	int			level = pin_expression_settings();
 
+	/* names are resolved when the cursor is planned: feature expressions see built-ins only */
 	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation_qualified_name(relid), false),
 									   0, NULL, NULL, NULL, true, 0);
+	unpin_expression_settings(level);
 	for (;;)
 	{
 		uint64		i;

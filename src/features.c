@@ -15,6 +15,8 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "nodes/primnodes.h"
+#include "nodes/value.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -80,10 +82,12 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 
 	m->nfeatures = n;
 	m->features = palloc(sizeof(char *) * n);
+	m->is_expression = NULL;
 	m->column_types = palloc(sizeof(Oid) * (n + 1));
 	for (i = 0; i < n; i++)
 	{
 		Oid			t;
+		const char *what = "feature column";
 
 		if (nulls[i])
 			ereport(ERROR,
@@ -94,14 +98,35 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("label column \"%s\" cannot also be a feature", label)));
-		t = column_type_or_error(relid, m->features[i]);
+		if (get_attnum(relid, m->features[i]) > 0)
+			t = column_type_or_error(relid, m->features[i]);
+		else
+		{
+			Node	   *expr = feature_expr_parse(m->features[i], relid, m->name, &t);
+
+			if (IsA(expr, Var))
+				m->features[i] = get_attname(relid, ((Var *) expr)->varattno, false);
+			else
+			{
+				if (!catalog_has_expressions())
+					ereport(ERROR,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("feature expressions need version 0.6.0 of the unlearn catalog"),
+							 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
+				if (m->is_expression == NULL)
+					m->is_expression = palloc0(sizeof(bool) * n);
+				m->is_expression[i] = true;
+				m->features[i] = feature_expr_canonical(expr, relid);
+				what = "feature expression";
+			}
+		}
 		m->column_types[i] = t;
 		if (!feature_type_supported(t, &is_array) || (is_array && n > 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("feature column \"%s\" has type %s, which is not numeric",
-							m->features[i], format_type_be(t)),
-					 errhint("Features are columns of a built-in numeric or boolean type, or a single array column of a numeric type.")));
+					 errmsg("%s \"%s\" has type %s, which is not numeric",
+							what, m->features[i], format_type_be(t)),
+					 errhint("Features are columns or expressions of a built-in numeric or boolean type, or a single array of a numeric type.")));
 		m->feature_array = is_array;
 	}
 	if (!m->feature_array)
@@ -136,13 +161,35 @@ verify_source_columns(UnlearnModel *m)
 	for (i = 0; i <= m->nfeatures; i++)
 	{
 		const char *col = i < m->nfeatures ? m->features[i] : m->label;
-		AttrNumber	attnum = get_attnum(m->source, col);
+		AttrNumber	attnum;
+		Oid			type;
 
-		if (attnum == InvalidAttrNumber || get_atttype(m->source, attnum) != m->column_types[i])
+		if (i < m->nfeatures && feature_is_expression(m, i))
+		{
+			ListCell   *lc;
+
+			foreach(lc, feature_column_names(m, i))
+				if (get_attnum(m->source, strVal(lfirst(lc))) <= 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+							 errmsg("model \"%s\" depends on column \"%s\" of table \"%s\" through feature expression \"%s\"",
+									m->name, strVal(lfirst(lc)), get_rel_name(m->source), col),
+							 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
+									 m->name)));
+			(void) feature_expr_parse(col, m->source, m->name, &type);
+		}
+		else
+		{
+			attnum = get_attnum(m->source, col);
+			type = attnum == InvalidAttrNumber ? InvalidOid : get_atttype(m->source, attnum);
+		}
+		if (type != m->column_types[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-					 errmsg("model \"%s\" depends on column \"%s\" of table \"%s\" with type %s",
-							m->name, col, get_rel_name(m->source),
+					 errmsg("model \"%s\" depends on %s \"%s\" of table \"%s\" with type %s",
+							m->name, i < m->nfeatures && feature_is_expression(m, i) ?
+							"feature expression" : "column",
+							col, get_rel_name(m->source),
 							format_type_be(m->column_types[i])),
 					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
 							 m->name)));
@@ -171,6 +218,20 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 
 		if (i == m->nfeatures && !with_label)
 			break;
+		if (i < m->nfeatures && feature_is_expression(m, i))
+		{
+			Oid			stored = m->column_types[i];
+
+			(void) feature_expr_parse(col, relid, m->name, &t);
+			if (t != stored)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("feature expression \"%s\" has type %s over relation \"%s\", not %s as in model \"%s\"",
+								col, format_type_be(t), get_rel_name(relid),
+								format_type_be(stored), m->name),
+						 errhint("The relation's columns need the types of the model's table.")));
+			continue;
+		}
 		attnum = get_attnum(relid, col);
 		t = attnum == InvalidAttrNumber || attnum < 0 ? InvalidOid : get_atttype(relid, attnum);
 		if (!OidIsValid(t))

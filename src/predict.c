@@ -94,6 +94,11 @@ load_predict_model(const char *name, MemoryContext cxt)
 	for (i = 0; i < m->nfeatures; i++)
 		pm->columns->features[i] = pstrdup(m->features[i]);
 	pm->columns->feature_array = m->feature_array;
+	if (m->is_expression != NULL)
+	{
+		pm->columns->is_expression = palloc(sizeof(bool) * m->nfeatures);
+		memcpy(pm->columns->is_expression, m->is_expression, sizeof(bool) * m->nfeatures);
+	}
 	pm->columns->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
 	memcpy(pm->columns->column_types, m->column_types, sizeof(Oid) * (m->nfeatures + 1));
 	pm->columns->dims = m->dims;
@@ -283,12 +288,15 @@ typedef struct RowScorer
 	bool	   *column_null;
 	TupleDesc	desc;			/* of the row type bound */
 	TupleDesc	result;
+	FeatureEvaluator *expressions;	/* the feature expressions over it, or NULL */
+	TupleTableSlot *slot;		/* holding the row they read */
 } RowScorer;
 
 /*
  * Bind the scorer to a row type: every feature column of the model must be
  * there, with a type of the same shape (scalar or array) that unlearn
- * reads in binary.
+ * reads in binary, and every column a feature expression reads, with the
+ * type it has in the model's table.
  */
 static void
 bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
@@ -300,15 +308,34 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 				a;
 
 	m->feature_base_types = NULL;
+	if (rs->expressions != NULL)
+	{
+		feature_evaluator_free(rs->expressions);
+		ExecDropSingleTupleTableSlot(rs->slot);
+	}
+	rs->desc = CreateTupleDescCopy(desc);
+	rs->expressions = feature_evaluator_create(m, rs->desc);
 	rs->attnums = palloc(sizeof(AttrNumber) * m->nfeatures);
-	rs->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
-	rs->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+	if (rs->expressions != NULL)
+	{
+		/* the row is deformed into the slot the expressions read */
+		rs->slot = MakeSingleTupleTableSlot(rs->desc, &TTSOpsVirtual);
+		rs->values = rs->slot->tts_values;
+		rs->isnull = rs->slot->tts_isnull;
+	}
+	else
+	{
+		rs->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+		rs->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+	}
 	for (j = 0; j < m->nfeatures; j++)
 	{
 		Oid			t = InvalidOid;
 		bool		is_array;
 
 		rs->attnums[j] = InvalidAttrNumber;
+		if (feature_is_expression(m, j))
+			continue;
 		for (a = 0; a < desc->natts; a++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, a);
@@ -333,7 +360,6 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 							m->features[j], format_type_be(t), m->name)));
 		m->column_types[j] = t;
 	}
-	rs->desc = CreateTupleDescCopy(desc);
 	rs->rowtype = rowtype;
 	rs->rowtypmod = typmod;
 	MemoryContextSwitchTo(old);
@@ -395,11 +421,20 @@ unlearn_score_row(PG_FUNCTION_ARGS)
 	ItemPointerSetInvalid(&tuple.t_self);
 	tuple.t_tableOid = InvalidOid;
 	tuple.t_data = rec;
+	if (rs->expressions != NULL)
+		ExecClearTuple(rs->slot);
 	heap_deform_tuple(&tuple, rs->desc, rs->values, rs->isnull);
 	for (j = 0; j < m->nfeatures; j++)
+		if (rs->attnums[j] != InvalidAttrNumber)
+		{
+			rs->columns[j + 1] = rs->values[rs->attnums[j] - 1];
+			rs->column_null[j + 1] = rs->isnull[rs->attnums[j] - 1];
+		}
+	if (rs->expressions != NULL)
 	{
-		rs->columns[j + 1] = rs->values[rs->attnums[j] - 1];
-		rs->column_null[j + 1] = rs->isnull[rs->attnums[j] - 1];
+		ExecStoreVirtualTuple(rs->slot);
+		feature_evaluator_reset(rs->expressions);
+		feature_evaluator_fill(rs->expressions, rs->slot, rs->columns, rs->column_null);
 	}
 	if (!decode_model_row(m, rs->columns, rs->column_null, pm->row, NULL, NULL))
 		PG_RETURN_NULL();

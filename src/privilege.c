@@ -22,7 +22,9 @@
  *	  casts, operators or type I/O; every SQL statement names pg_catalog
  *	  or unlearn objects only.
  *	- A query over a trained table's rows runs as the table's owner (still
- *	  restricted, row_security off), as VACUUM and ANALYZE do: planning it
+ *	  restricted, row_security off, search_path = pg_catalog, pg_temp so
+ *	  that feature expressions resolve to built-in functions only, see
+ *	  feature_expr.c), as VACUUM and ANALYZE do: planning it
  *	  evaluates the owner's index predicates and expressions and
  *	  statistics expressions, which may call functions the owner wrote,
  *	  and those must never run as the extension's owner.  With
@@ -30,7 +32,8 @@
  *	  (FORCE ROW LEVEL SECURITY) is an error, never a silently smaller
  *	  table.
  *	- The rights checked are the caller's, saved on entry:
- *		training needs SELECT on the label and feature columns and the
+ *		training needs SELECT on the label and feature columns (and the
+ *		columns feature expressions read) and the
  *		TRIGGER privilege on the table (the right to attach code to its
  *		writes), and a table whose row-level security applies to the caller
  *		is refused (the model would otherwise learn rows the caller cannot
@@ -55,6 +58,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -96,9 +100,7 @@ enter_extension_context(ExtensionContext *ctx)
 	SetUserIdAndSecContext(extension_owner(),
 						   ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	ctx->nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	ctx->nestlevel = pin_expression_settings();
 }
 
 void
@@ -123,7 +125,7 @@ enter_table_owner_context(Oid relid, ExtensionContext *ctx)
 	ctx->caller = ctx->save_userid;
 	SetUserIdAndSecContext(owner, ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	ctx->nestlevel = NewGUCNestLevel();
+	ctx->nestlevel = pin_expression_settings();
 	(void) set_config_option("row_security", "off",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 }
@@ -164,15 +166,22 @@ may_read_columns(UnlearnModel *m, Oid relid, Oid role, const char **column)
 	*column = NULL;
 	for (i = 0; i <= m->nfeatures; i++)
 	{
-		const char *col = i < m->nfeatures ? m->features[i] : m->label;
-		AttrNumber	attnum = get_attnum(relid, col);
+		List	   *names = i < m->nfeatures ? feature_column_names(m, i) :
+			list_make1(makeString(m->label));
+		ListCell   *lc;
 
-		if (attnum == InvalidAttrNumber ||
-			(pg_attribute_aclcheck(relid, attnum, role, ACL_SELECT) != ACLCHECK_OK &&
-			 pg_class_aclcheck(relid, role, ACL_SELECT) != ACLCHECK_OK))
+		foreach(lc, names)
 		{
-			*column = col;
-			return false;
+			const char *col = strVal(lfirst(lc));
+			AttrNumber	attnum = get_attnum(relid, col);
+
+			if (attnum == InvalidAttrNumber ||
+				(pg_attribute_aclcheck(relid, attnum, role, ACL_SELECT) != ACLCHECK_OK &&
+				 pg_class_aclcheck(relid, role, ACL_SELECT) != ACLCHECK_OK))
+			{
+				*column = col;
+				return false;
+			}
 		}
 	}
 	return check_enable_rls(relid, role, true) != RLS_ENABLED;

@@ -216,7 +216,8 @@ extract_float_array(Datum arr, double *out, int expected, const char *what)
 
 /*
  * SELECT list of a model's columns, as stored (no casts): the label (or
- * NULL when the relation need not have it), then the features.
+ * NULL when the relation need not have it), then the features.  A query
+ * with a feature expression runs under pin_expression_settings (feature_expr.c).
  */
 char *
 build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid)
@@ -230,7 +231,7 @@ build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid)
 	else
 		appendStringInfo(&buf, "SELECT %s", quote_identifier(m->label));
 	for (i = 0; i < m->nfeatures; i++)
-		appendStringInfo(&buf, ", %s", quote_identifier(m->features[i]));
+		appendStringInfo(&buf, ", %s", feature_sql(m, i));
 	if (with_ctid)
 		appendStringInfoString(&buf, ", ctid");
 	appendStringInfo(&buf, " FROM %s", relation);
@@ -296,7 +297,8 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 		if (isnull[j + 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
+					 errmsg("feature %s \"%s\" is null in a row of model \"%s\"",
+							feature_is_expression(m, j) ? "expression" : "column",
 							m->features[j], m->name),
 					 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
 	if (m->feature_array)

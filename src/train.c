@@ -251,7 +251,7 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	appendStringInfo(&cond, "%s IS NOT NULL", quote_identifier(m->label));
 	for (j = 0; j < m->nfeatures; j++)
 	{
-		const char *col = quote_identifier(m->features[j]);
+		const char *col = feature_sql(m, j);
 
 		/* the table's arrays are one-dimensional: decode_model_row refuses others */
 		if (m->feature_array)

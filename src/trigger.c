@@ -48,6 +48,7 @@
 #include "catalog/partition.h"
 #include "executor/tuptable.h"
 #include "nodes/bitmapset.h"
+#include "nodes/value.h"
 #include "utils/tuplestore.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -215,6 +216,7 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
 	RowBatch   *batch;
+	FeatureEvaluator *expressions = feature_evaluator_create(m, desc);
 	int			capacity = 64;
 	int			j;
 
@@ -222,6 +224,11 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 	{
 		const char *col = j == 0 ? m->label : m->features[j - 1];
 
+		if (j > 0 && feature_is_expression(m, j - 1))
+		{
+			attnums[j] = InvalidAttrNumber; /* evaluated over the slot */
+			continue;
+		}
 		attnums[j] = get_attnum(RelationGetRelid(rel), col);
 		if (attnums[j] <= 0 ||
 			getBaseType(TupleDescAttr(desc, attnums[j] - 1)->atttypid) !=
@@ -246,13 +253,20 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 			batch->label_values = repalloc(batch->label_values, sizeof(double) * capacity);
 		}
 		for (j = 0; j <= m->nfeatures; j++)
-			values[j] = slot_getattr(slot, attnums[j], &isnull[j]);
+			if (attnums[j] != InvalidAttrNumber)
+				values[j] = slot_getattr(slot, attnums[j], &isnull[j]);
+		if (expressions != NULL)
+			feature_evaluator_fill(expressions, slot, values, isnull);
 		if (decode_model_row(m, values, isnull, batch->x + (Size) batch->count * m->p,
 							 &batch->labels[batch->count], &batch->label_values[batch->count]))
 			batch->count++;
 		else
 			batch->skipped++;
+		if (expressions != NULL)
+			feature_evaluator_reset(expressions);
 	}
+	if (expressions != NULL)
+		feature_evaluator_free(expressions);
 	ExecDropSingleTupleTableSlot(slot);
 	return batch;
 }
@@ -514,7 +528,7 @@ trained_relation(Relation rel)
 	return relid;
 }
 
-/* does the UPDATE's SET list touch a column of m? */
+/* does the UPDATE's SET list touch a column of m (or one its expressions read)? */
 static bool
 update_touches_model(UnlearnModel *m, Relation rel, const Bitmapset *updated)
 {
@@ -524,11 +538,17 @@ update_touches_model(UnlearnModel *m, Relation rel, const Bitmapset *updated)
 		return true;
 	for (j = 0; j <= m->nfeatures; j++)
 	{
-		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), j == 0 ? m->label : m->features[j - 1]);
+		List	   *names = j == 0 ? list_make1(makeString(m->label)) : feature_column_names(m, j - 1);
+		ListCell   *lc;
 
-		if (attnum <= 0 ||
-			bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, updated))
-			return true;
+		foreach(lc, names)
+		{
+			AttrNumber	attnum = get_attnum(RelationGetRelid(rel), strVal(lfirst(lc)));
+
+			if (attnum <= 0 ||
+				bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, updated))
+				return true;
+		}
 	}
 	return false;
 }

@@ -38,6 +38,8 @@
 #include "access/htup.h"
 #include "storage/itemptr.h"
 #include "access/tupdesc.h"
+#include "executor/tuptable.h"
+#include "nodes/pg_list.h"
 #include "nodes/pg_list.h"
 #include "utils/array.h"
 
@@ -123,7 +125,8 @@ typedef struct UnlearnModel
 	Oid			source;
 	char	   *label;
 	int			nfeatures;
-	char	  **features;
+	char	  **features;		/* column names, or expressions' canonical text */
+	bool	   *is_expression;	/* per feature, or NULL: all are columns */
 	bool		feature_array;
 	Oid		   *column_types;	/* nfeatures + 1, label last */
 	Oid		   *feature_base_types; /* their base types (rows.c), or NULL */
@@ -315,6 +318,23 @@ extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
 							 const char *label);
 extern void verify_source_columns(UnlearnModel *m);
 
+/* feature_expr.c */
+#define feature_is_expression(m, j) ((m)->is_expression != NULL && (m)->is_expression[j])
+typedef struct FeatureEvaluator FeatureEvaluator;
+extern int	pin_expression_settings(void);
+extern void unpin_expression_settings(int level);
+extern List *feature_expr_column_names(const char *text, const char *model);
+extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
+								Oid *result_type);
+extern char *feature_expr_canonical(Node *expr, Oid relid);
+extern char *feature_sql(UnlearnModel *m, int j);
+extern List *feature_column_names(UnlearnModel *m, int j);
+extern FeatureEvaluator *feature_evaluator_create(UnlearnModel *m, TupleDesc desc);
+extern void feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot,
+								   Datum *values, bool *isnull);
+extern void feature_evaluator_reset(FeatureEvaluator *fe);
+extern void feature_evaluator_free(FeatureEvaluator *fe);
+
 /* rows.c */
 extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
@@ -366,6 +386,7 @@ extern void catalog_checkout_matrices(UnlearnModel *m);
 extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
+extern bool catalog_has_expressions(void);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);
 extern bool catalog_set_grant(const char *name, Oid owner, Oid grantee,

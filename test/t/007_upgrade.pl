@@ -2,10 +2,10 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.5.0, through 0.2.0, 0.3.0 and 0.4.0).  The models are
-# trained by the installed library on the 0.1.0 catalog, as between a
-# package upgrade and the ALTER EXTENSION.  Then the same from 0.3.0 and
-# from 0.4.0.
+# install's (0.6.0, through 0.2.0, 0.3.0, 0.4.0 and 0.5.0).  The models
+# are trained by the installed library on the 0.1.0 catalog, as between a
+# package upgrade and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0
+# and 0.5.0.
 use strict;
 use warnings;
 
@@ -34,7 +34,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.5.0', 'updated to 0.5.0 (through 0.2.0, 0.3.0 and 0.4.0)');
+	'0.6.0', 'updated to 0.6.0 (through 0.2.0, 0.3.0, 0.4.0 and 0.5.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -163,6 +163,33 @@ is($node->safe_psql('from040', q{
 	'a granted role predicts and reads the status');
 is($node->safe_psql('from040', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.4.0 equals a fresh install');
+
+# 0.5.0 to 0.6.0: on the 0.5.0 catalog (no expressions column) models of
+# columns train and forget, a feature expression is refused with a hint;
+# after the update, expressions train and forget
+$node->safe_psql('postgres', 'CREATE DATABASE from050');
+$node->safe_psql('from050', "CREATE EXTENSION unlearn VERSION '0.5.0'");
+$node->safe_psql('from050', $DIGITS_SQL . q{
+CREATE TABLE sums AS SELECT id, pixels[10] AS a, pixels[20] AS b, pixels[30] + 2 * pixels[40] AS y FROM digits;
+SELECT model FROM unlearn_train('sums', 'sums', 'y', '{a,b}', loss => 'squared', sigma => 0);
+DELETE FROM sums WHERE id <= 3;
+});
+($rc, $out, $err) = $node->psql('from050',
+	q{SELECT unlearn_train('sums_x', 'sums', 'y', '{a,a * b}', loss => 'squared', sigma => 0)});
+like($err, qr/feature expressions need version 0.6.0 of the unlearn catalog/,
+	'on the 0.5.0 catalog, a feature expression is refused');
+$node->safe_psql('from050', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from050', q{
+	SELECT model FROM unlearn_train('sums_x', 'sums', 'y', '{a,a * b}', loss => 'squared', sigma => 0);
+	DELETE FROM sums WHERE id BETWEEN 4 AND 6;
+	SELECT string_agg(model || ':' || coalesce(expressions::text, 'columns') || ':' || (rows = (SELECT count(*) FROM sums))
+					  || ':' || v.certified, ',' ORDER BY model)
+	FROM unlearn.models m, unlearn_verify(m.model) v}),
+	"sums_x
+sums:columns:true:true,sums_x:{f,t}:true:true",
+	'after the update, models of columns and of expressions forget and stay certified');
+is($node->safe_psql('from050', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.5.0 equals a fresh install');
 
 $node->stop;
 done_testing();

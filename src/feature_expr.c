@@ -1,0 +1,550 @@
+/*-------------------------------------------------------------------------
+ *
+ * feature_expr.c
+ *	  Feature expressions: a feature computed from the row, such as
+ *	  log(income), age * age or colour = 'red'.
+ *
+ * An expression is parsed against the trained table with search_path
+ * pinned to pg_catalog (and the settings that change what a constant's
+ * text means pinned too: pin_expression_settings), and accepted only if
+ * every function and operator it calls is built in and immutable (so
+ * none can be dropped or made again), every type and collation it
+ * touches is built in, and it reads nothing but the row's own columns: no
+ * subquery, no aggregate, no system column, no whole-row reference, no
+ * cast through a type's text form (whose output depends on settings).  So no code that
+ * a non-superuser can define runs when the expression is evaluated, and
+ * it means the same for every role and session.
+ *
+ * The catalog keeps the expression's canonical text (deparsed from the
+ * checked tree).  That text is parsed again, by the same rules, wherever
+ * rows are read:
+ *	- in SQL (training, counts, evaluation), as "(text)" in the select
+ *	  list, run under the same pinned settings;
+ *	- in C (the triggers' transition rows, unlearn_score_row), by an
+ *	  evaluator over a slot of the relation's row type, its columns found
+ *	  by name.
+ * Both build the same tree from the same text, so a row's features are the
+ * same at training, removal, addition and prediction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include "access/relation.h"
+#include "access/transam.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_collate.h"
+#include "parser/parse_expr.h"
+#include "parser/parse_node.h"
+#include "parser/parse_relation.h"
+#include "parser/parser.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#define EXPRESSION_RULE_HINT \
+	"Feature expressions may use the row's columns, constants, built-in immutable functions and operators, CASE, COALESCE, NULLIF, GREATEST, LEAST, IN, IS [NOT] NULL and COLLATE."
+
+typedef struct ExprErrorContext
+{
+	const char *text;
+	const char *model;
+} ExprErrorContext;
+
+static void
+expression_error_context(void *arg)
+{
+	ExprErrorContext *c = (ExprErrorContext *) arg;
+
+	errcontext("feature expression \"%s\" of model \"%s\"", c->text, c->model);
+}
+
+/* the raw tree of one expression: "SELECT <text>" must hold nothing else */
+static Node *
+raw_expression(const char *text, const char *model)
+{
+	List	   *stmts = raw_parser(psprintf("SELECT %s", text), RAW_PARSE_DEFAULT);
+	SelectStmt *select;
+	ResTarget  *target;
+
+	if (list_length(stmts) == 1 && IsA(linitial_node(RawStmt, stmts)->stmt, SelectStmt))
+	{
+		select = (SelectStmt *) linitial_node(RawStmt, stmts)->stmt;
+		if (select->op == SETOP_NONE && list_length(select->targetList) == 1 &&
+			select->distinctClause == NIL && select->intoClause == NULL &&
+			select->fromClause == NIL && select->whereClause == NULL &&
+			select->groupClause == NIL && select->havingClause == NULL &&
+			select->windowClause == NIL && select->valuesLists == NIL &&
+			select->sortClause == NIL && select->limitOffset == NULL &&
+			select->limitCount == NULL && select->lockingClause == NIL &&
+			select->withClause == NULL)
+		{
+			target = linitial_node(ResTarget, select->targetList);
+			if (target->name == NULL &&
+				!(IsA(target->val, ColumnRef) &&
+				  IsA(llast(((ColumnRef *) target->val)->fields), A_Star)))
+				return target->val;
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNTAX_ERROR),
+			 errmsg("feature \"%s\" of model \"%s\" is neither a column nor one expression",
+					text, model),
+			 errhint("A feature is a column name or one scalar expression over the row's columns, such as log(income).")));
+	return NULL;				/* keep compiler quiet */
+}
+
+typedef struct ColumnNames
+{
+	List	   *names;
+	const char *text;
+	const char *model;
+} ColumnNames;
+
+static bool
+collect_column_refs(Node *node, ColumnNames *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, ColumnRef))
+	{
+		ColumnRef  *ref = (ColumnRef *) node;
+
+		if (list_length(ref->fields) != 1 || !IsA(linitial(ref->fields), String))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+					 errmsg("feature expression \"%s\" of model \"%s\" must name columns without a table or a star",
+							c->text, c->model),
+					 errhint(EXPRESSION_RULE_HINT)));
+		c->names = list_append_unique(c->names, linitial(ref->fields));
+		return false;
+	}
+	if (IsA(node, SubLink))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("feature expression \"%s\" of model \"%s\" must not hold a subquery",
+						c->text, c->model),
+				 errhint(EXPRESSION_RULE_HINT)));
+	return raw_expression_tree_walker(node, collect_column_refs, (void *) c);
+}
+
+/* the column names an expression's text reads, without looking at any table */
+List *
+feature_expr_column_names(const char *text, const char *model)
+{
+	ColumnNames c = {NIL, text, model};
+
+	collect_column_refs(raw_expression(text, model), &c);
+	return c.names;
+}
+
+/*
+ * The settings every feature expression is parsed, deparsed and run under:
+ * names resolve in pg_catalog only, and a constant's text means the same
+ * value whoever reads it (string escapes, = NULL, array NULLs, dates,
+ * intervals, time zones, float digits, money).
+ */
+static const char *const expression_settings[][2] = {
+	{"search_path", "pg_catalog, pg_temp"},
+	{"standard_conforming_strings", "on"},
+	{"transform_null_equals", "off"},
+	{"array_nulls", "on"},
+	{"DateStyle", "ISO, YMD"},
+	{"IntervalStyle", "postgres"},
+	{"TimeZone", "UTC"},
+	{"extra_float_digits", "1"},
+	{"lc_monetary", "C"},
+};
+
+int
+pin_expression_settings(void)
+{
+	int			level = NewGUCNestLevel();
+	int			i;
+
+	for (i = 0; i < lengthof(expression_settings); i++)
+		(void) set_config_option(expression_settings[i][0], expression_settings[i][1],
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+void
+unpin_expression_settings(int level)
+{
+	AtEOXact_GUC(true, level);
+}
+
+typedef struct ExprCheck
+{
+	const char *text;
+	const char *model;
+	Oid			bad_function;
+} ExprCheck;
+
+static bool
+function_not_allowed(Oid funcid, void *context)
+{
+	ExprCheck  *c = (ExprCheck *) context;
+
+	if (funcid >= FirstNormalObjectId || func_volatile(funcid) != PROVOLATILE_IMMUTABLE)
+	{
+		c->bad_function = funcid;
+		return true;
+	}
+	return false;
+}
+
+static void
+check_type_built_in(Oid type, ExprCheck *c)
+{
+	if (type >= FirstNormalObjectId)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("feature expression \"%s\" of model \"%s\" uses type %s, which is not built in",
+						c->text, c->model, format_type_be(type)),
+				 errhint(EXPRESSION_RULE_HINT)));
+}
+
+static void
+check_operator_built_in(Oid opno, ExprCheck *c)
+{
+	if (opno >= FirstNormalObjectId)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("feature expression \"%s\" of model \"%s\" uses operator %s, which is not built in",
+						c->text, c->model, format_operator(opno)),
+				 errhint(EXPRESSION_RULE_HINT)));
+}
+
+static void
+check_collation_built_in(Oid collation, ExprCheck *c)
+{
+	if (collation >= FirstNormalObjectId)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("feature expression \"%s\" of model \"%s\" uses a collation that is not built in",
+						c->text, c->model),
+				 errhint(EXPRESSION_RULE_HINT)));
+}
+
+/* the walker of the analysed tree: a closed list of node kinds */
+static bool
+check_node(Node *node, ExprCheck *c)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+			{
+				Var		   *var = (Var *) node;
+
+				if (var->varlevelsup != 0 || var->varattno <= 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+							 errmsg("feature expression \"%s\" of model \"%s\" may read only the row's own columns",
+									c->text, c->model),
+							 errhint(EXPRESSION_RULE_HINT)));
+				/* a domain's checks never run on a column read */
+				check_type_built_in(getBaseType(var->vartype), c);
+				return false;
+			}
+		case T_List:
+			return expression_tree_walker(node, check_node, (void *) c);
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			/* an operator a role made could be dropped or made again */
+			check_operator_built_in(((OpExpr *) node)->opno, c);
+			break;
+		case T_ScalarArrayOpExpr:
+			check_operator_built_in(((ScalarArrayOpExpr *) node)->opno, c);
+			break;
+		case T_CollateExpr:
+			check_collation_built_in(((CollateExpr *) node)->collOid, c);
+			break;
+		case T_Const:
+		case T_FuncExpr:
+		case T_BoolExpr:
+		case T_RelabelType:
+		case T_CaseExpr:
+		case T_CaseWhen:
+		case T_CaseTestExpr:
+		case T_CoalesceExpr:
+		case T_MinMaxExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_ArrayExpr:
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("feature expression \"%s\" of model \"%s\" uses a construct unlearn does not evaluate",
+							c->text, c->model),
+					 errhint(EXPRESSION_RULE_HINT)));
+	}
+	check_type_built_in(exprType(node), c);
+	if (check_functions_in_node(node, function_not_allowed, (void *) c))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("feature expression \"%s\" of model \"%s\" calls %s, which is not a built-in immutable function",
+						c->text, c->model, format_procedure(c->bad_function)),
+				 errdetail("An expression is evaluated while models are maintained, as other roles, so it may call only code that is built in and gives the same result for the same row."),
+				 errhint(EXPRESSION_RULE_HINT)));
+	return expression_tree_walker(node, check_node, (void *) c);
+}
+
+/*
+ * Parse and check one feature expression against relid.  Returns the
+ * analysed tree; *result_type its type.  Errors name the expression and
+ * the model, never a row.
+ */
+Node *
+feature_expr_parse(const char *text, Oid relid, const char *model, Oid *result_type)
+{
+	ExprErrorContext ectx = {text, model};
+	ErrorContextCallback callback;
+	ExprCheck	check = {text, model, InvalidOid};
+	List	   *names;
+	ListCell   *lc;
+	Node	   *raw;
+	Node	   *expr;
+	ParseState *pstate;
+	ParseNamespaceItem *nsitem;
+	Relation	rel;
+	int			level;
+
+	names = feature_expr_column_names(text, model);
+	foreach(lc, names)
+	{
+		AttrNumber	attnum = get_attnum(relid, strVal(lfirst(lc)));
+
+		if (attnum == InvalidAttrNumber || attnum < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							strVal(lfirst(lc)), get_rel_name(relid)),
+					 errcontext("feature expression \"%s\" of model \"%s\"", text, model)));
+	}
+
+	callback.callback = expression_error_context;
+	callback.arg = &ectx;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	level = pin_expression_settings();
+
+	raw = raw_expression(text, model);
+	pstate = make_parsestate(NULL);
+	rel = relation_open(relid, AccessShareLock);
+	nsitem = addRangeTableEntryForRelation(pstate, rel, AccessShareLock, NULL, false, false);
+	addNSItemToQuery(pstate, nsitem, false, true, true);
+	expr = transformExpr(pstate, raw, EXPR_KIND_GENERATED_COLUMN);
+	assign_expr_collations(pstate, expr);
+	relation_close(rel, NoLock);
+	free_parsestate(pstate);
+	check_node(expr, &check);
+
+	unpin_expression_settings(level);
+	error_context_stack = callback.previous;
+	*result_type = exprType(expr);
+	return expr;
+}
+
+/* each collatable column read under its collation named: see feature_expr_canonical */
+static Node *
+name_collations(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, CollateExpr))
+		return node;
+	if (IsA(node, Var) && OidIsValid(((Var *) node)->varcollid))
+	{
+		CollateExpr *named = makeNode(CollateExpr);
+
+		named->arg = (Expr *) copyObject(node);
+		named->collOid = ((Var *) node)->varcollid;
+		named->location = -1;
+		return (Node *) named;
+	}
+	return expression_tree_mutator(node, name_collations, context);
+}
+
+/*
+ * The canonical text of a checked expression: what the catalog keeps.
+ * A text column is read with its collation named (sex_code COLLATE
+ * "default"), so that a later change of the column's collation cannot
+ * change what the expression computes for the rows already in the model.
+ */
+char *
+feature_expr_canonical(Node *expr, Oid relid)
+{
+	int			level = pin_expression_settings();
+	char	   *text = deparse_expression(name_collations(expr, NULL),
+										  deparse_context_for(get_rel_name(relid), relid),
+										  false, false);
+
+	unpin_expression_settings(level);
+	return text;
+}
+
+/* the SQL of feature j in a select list over the model's table */
+char *
+feature_sql(UnlearnModel *m, int j)
+{
+	if (feature_is_expression(m, j))
+		return psprintf("(%s)", m->features[j]);
+	return (char *) quote_identifier(m->features[j]);
+}
+
+/* the columns feature j reads */
+List *
+feature_column_names(UnlearnModel *m, int j)
+{
+	if (feature_is_expression(m, j))
+		return feature_expr_column_names(m->features[j], m->name);
+	return list_make1(makeString(m->features[j]));
+}
+
+/*
+ * Vars of an expression parsed against the model's table, moved to the
+ * columns of the same names in another row type (a partition, or the row
+ * passed to unlearn_score_row), which must have them with the same types.
+ */
+typedef struct VarMove
+{
+	TupleDesc	from;
+	TupleDesc	to;
+	UnlearnModel *m;
+	int			feature;
+} VarMove;
+
+static Node *
+move_vars(Node *node, VarMove *mv)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) copyObject(node);
+		const char *name = NameStr(TupleDescAttr(mv->from, var->varattno - 1)->attname);
+		int			a;
+
+		for (a = 0; a < mv->to->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(mv->to, a);
+
+			if (att->attisdropped || strcmp(NameStr(att->attname), name) != 0)
+				continue;
+			if (att->atttypid != var->vartype || att->attcollation != var->varcollid)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"%s\" of the row has type %s, but feature expression \"%s\" of model \"%s\" reads it as %s",
+								name, format_type_be(att->atttypid), mv->m->features[mv->feature],
+								mv->m->name, format_type_be(var->vartype))));
+			var->varattno = var->varattnosyn = a + 1;
+			var->vartypmod = att->atttypmod;
+			return (Node *) var;
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("the row has no column \"%s\"", name),
+				 errhint("Feature expression \"%s\" of model \"%s\" reads it.",
+						 mv->m->features[mv->feature], mv->m->name)));
+	}
+	return expression_tree_mutator(node, move_vars, (void *) mv);
+}
+
+struct FeatureEvaluator
+{
+	UnlearnModel *m;
+	ExprState **states;			/* per feature; NULL for a column */
+	ExprContext *econtext;
+};
+
+/*
+ * An evaluator of m's expression features over slots of desc, allocated
+ * in the current memory context; NULL when m has none.
+ */
+FeatureEvaluator *
+feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
+{
+	FeatureEvaluator *fe;
+	Relation	source;
+	int			j;
+
+	if (m->is_expression == NULL)
+		return NULL;
+	fe = palloc0(sizeof(FeatureEvaluator));
+	fe->m = m;
+	fe->states = palloc0(sizeof(ExprState *) * m->nfeatures);
+	fe->econtext = CreateStandaloneExprContext();
+	source = relation_open(m->source, AccessShareLock);
+	for (j = 0; j < m->nfeatures; j++)
+	{
+		Oid			type;
+		Node	   *expr;
+		VarMove		mv = {RelationGetDescr(source), desc, m, j};
+
+		if (!feature_is_expression(m, j))
+			continue;
+		expr = feature_expr_parse(m->features[j], m->source, m->name, &type);
+		if (type != m->column_types[j])
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("feature expression \"%s\" of model \"%s\" now has type %s, not %s",
+							m->features[j], m->name, format_type_be(type),
+							format_type_be(m->column_types[j])),
+					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->name)));
+		expr = move_vars(expr, &mv);
+		fe->states[j] = ExecInitExpr(expression_planner((Expr *) expr), NULL);
+	}
+	relation_close(source, NoLock);
+	return fe;
+}
+
+/*
+ * values[j + 1] and isnull[j + 1] of every expression feature j over the
+ * row in slot (decode_model_row's layout).  The results live until
+ * feature_evaluator_reset.
+ */
+void
+feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot, Datum *values, bool *isnull)
+{
+	ExprErrorContext ectx = {NULL, fe->m->name};
+	ErrorContextCallback callback;
+	int			j;
+
+	callback.callback = expression_error_context;
+	callback.arg = &ectx;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	fe->econtext->ecxt_scantuple = slot;
+	for (j = 0; j < fe->m->nfeatures; j++)
+		if (fe->states[j] != NULL)
+		{
+			ectx.text = fe->m->features[j];
+			values[j + 1] = ExecEvalExprSwitchContext(fe->states[j], fe->econtext, &isnull[j + 1]);
+		}
+	error_context_stack = callback.previous;
+}
+
+void
+feature_evaluator_reset(FeatureEvaluator *fe)
+{
+	ResetExprContext(fe->econtext);
+}
+
+void
+feature_evaluator_free(FeatureEvaluator *fe)
+{
+	FreeExprContext(fe->econtext, true);
+}
