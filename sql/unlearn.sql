@@ -422,3 +422,20 @@ COMMENT ON FUNCTION unlearn_budget(float8, float8, float8) IS 'residual budget e
 CREATE FUNCTION unlearn._matrices_digest(model text) RETURNS text
 AS 'MODULE_PATHNAME', 'unlearn_matrices_digest' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn._matrices_digest(text) IS 'a 64-bit hash of the resident removal matrices of a model (owner only), NULL if not resident; for tests';
+
+CREATE FUNCTION unlearn_plan(
+	removals bigint,
+	model text DEFAULT NULL,
+	rows bigint DEFAULT NULL,
+	dims integer DEFAULT NULL,
+	classes integer DEFAULT 2,
+	epsilon float8 DEFAULT 1,
+	delta float8 DEFAULT 1e-4,
+	lambda float8 DEFAULT NULL,
+	loss text DEFAULT 'logistic',
+	intercept boolean DEFAULT true)
+RETURNS TABLE(basis text, sigma float8, budget float8, bound_per_removal float8,
+			  weight_shift float8, accuracy_at_zero float8, accuracy float8, accuracy_cost float8)
+AS 'MODULE_PATHNAME', 'unlearn_plan' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION unlearn_plan(bigint, text, bigint, integer, integer, float8, float8, float8, text, boolean)
+IS 'the sigma that lets a model absorb a number of single-row removals between re-anchorings: worst case from the table size, and measured from a model''s ledger; for a model (owner only), the accuracy cost of that sigma measured by fitting its rows';

@@ -793,6 +793,30 @@ catalog_measured_spent(const char *name)
 	return DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+/*
+ * The mean bound per changed row of a model's statements that neither
+ * retrained nor re-anchored (its ledger, under this owner), or NaN when it
+ * has none.
+ */
+double
+catalog_mean_bound_per_row(const char *name, Oid owner)
+{
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		args[2];
+	bool		isnull;
+	Datum		mean;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = ObjectIdGetDatum(owner);
+	if (SPI_execute_with_args("SELECT pg_catalog.sum(bound) / NULLIF(pg_catalog.sum(rows_removed + rows_added), 0)::float8 "
+							  "FROM unlearn.ledger WHERE model = $1 AND owner = $2 "
+							  "AND NOT retrained AND NOT reanchored",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the ledger of model \"%s\"", name);
+	mean = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? NAN : DatumGetFloat8(mean);
+}
+
 /* The models trained on relid with their owners, in name order (the lock order). */
 List *
 catalog_models_of_relation(Oid relid)

@@ -387,6 +387,7 @@ extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
 extern bool catalog_has_expressions(void);
+extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);
 extern bool catalog_set_grant(const char *name, Oid owner, Oid grantee,
@@ -486,6 +487,8 @@ extern void runtime_check_blas(void);
 
 /* verify.c */
 extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out);
+extern double model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w);
+extern UnlearnModel *load_owned_model(text *name, Oid caller);
 
 /* trigger.c */
 extern void trigger_init(void);

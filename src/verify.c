@@ -55,7 +55,7 @@ exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out)
 }
 
 /* accuracy (classifiers) or R^2 (squared loss) of weights w on the rows */
-static double
+double
 model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
 {
 	int64		i;
@@ -111,7 +111,7 @@ model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
 }
 
 /* the model, checked to be the caller's and to release weights */
-static UnlearnModel *
+UnlearnModel *
 load_owned_model(text *name, Oid caller)
 {
 	UnlearnModel *m = catalog_load_model(text_to_cstring(name), false, false, false);
