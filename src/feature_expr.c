@@ -162,6 +162,8 @@ static const char *const expression_settings[][2] = {
 	{"TimeZone", "UTC"},
 	{"extra_float_digits", "1"},
 	{"lc_monetary", "C"},
+	{"quote_all_identifiers", "off"},
+	{"bytea_output", "hex"},
 };
 
 int
@@ -187,7 +189,15 @@ typedef struct ExprCheck
 	const char *text;
 	const char *model;
 	Oid			bad_function;
+	int			depth;			/* of the node being checked */
 } ExprCheck;
+
+/*
+ * Nesting accepted at training: the triggers parse the expression again at
+ * whatever stack depth a DELETE runs, so its depth must stay far from
+ * max_stack_depth.
+ */
+#define MAX_EXPRESSION_DEPTH 100
 
 static bool
 function_not_allowed(Oid funcid, void *context)
@@ -202,15 +212,48 @@ function_not_allowed(Oid funcid, void *context)
 	return false;
 }
 
-static void
-check_type_built_in(Oid type, ExprCheck *c)
+/*
+ * The types an expression may compute with: numbers, booleans, text,
+ * dates, timestamps without time zone and intervals, and arrays of them.
+ * Not bytea, cstring or the reg* types: a built-in immutable function over
+ * them can still depend on a setting (bytea_output) or name an object a
+ * role can drop or change (a regclass or regconfig constant).
+ */
+static bool
+type_allowed(Oid type)
 {
-	if (type >= FirstNormalObjectId)
+	Oid			elem = get_element_type(type);
+
+	switch (OidIsValid(elem) ? elem : type)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case INTERVALOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static void
+check_type_allowed(Oid type, ExprCheck *c)
+{
+	if (!type_allowed(type))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("feature expression \"%s\" of model \"%s\" uses type %s, which is not built in",
+				 errmsg("feature expression \"%s\" of model \"%s\" computes with type %s",
 						c->text, c->model, format_type_be(type)),
-				 errhint(EXPRESSION_RULE_HINT)));
+				 errhint("Feature expressions compute with numbers, booleans, text, dates, timestamps without time zone and intervals.")));
 }
 
 static void
@@ -239,8 +282,16 @@ check_collation_built_in(Oid collation, ExprCheck *c)
 static bool
 check_node(Node *node, ExprCheck *c)
 {
+	bool		deeper;
+
 	if (node == NULL)
 		return false;
+	if (c->depth > MAX_EXPRESSION_DEPTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("feature expression \"%s\" of model \"%s\" nests more than %d levels",
+						c->text, c->model, MAX_EXPRESSION_DEPTH),
+				 errhint("Split it into several features, or simplify it.")));
 	switch (nodeTag(node))
 	{
 		case T_Var:
@@ -254,7 +305,8 @@ check_node(Node *node, ExprCheck *c)
 									c->text, c->model),
 							 errhint(EXPRESSION_RULE_HINT)));
 				/* a domain's checks never run on a column read */
-				check_type_built_in(getBaseType(var->vartype), c);
+				check_type_allowed(getBaseType(var->vartype), c);
+				check_collation_built_in(var->varcollid, c);
 				return false;
 			}
 		case T_List:
@@ -291,7 +343,7 @@ check_node(Node *node, ExprCheck *c)
 							c->text, c->model),
 					 errhint(EXPRESSION_RULE_HINT)));
 	}
-	check_type_built_in(exprType(node), c);
+	check_type_allowed(exprType(node), c);
 	if (check_functions_in_node(node, function_not_allowed, (void *) c))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -299,7 +351,10 @@ check_node(Node *node, ExprCheck *c)
 						c->text, c->model, format_procedure(c->bad_function)),
 				 errdetail("An expression is evaluated while models are maintained, as other roles, so it may call only code that is built in and gives the same result for the same row."),
 				 errhint(EXPRESSION_RULE_HINT)));
-	return expression_tree_walker(node, check_node, (void *) c);
+	c->depth++;
+	deeper = expression_tree_walker(node, check_node, (void *) c);
+	c->depth--;
+	return deeper;
 }
 
 /*
@@ -312,7 +367,7 @@ feature_expr_parse(const char *text, Oid relid, const char *model, Oid *result_t
 {
 	ExprErrorContext ectx = {text, model};
 	ErrorContextCallback callback;
-	ExprCheck	check = {text, model, InvalidOid};
+	ExprCheck	check = {text, model, InvalidOid, 0};
 	List	   *names;
 	ListCell   *lc;
 	Node	   *raw;

@@ -196,6 +196,44 @@ verify_source_columns(UnlearnModel *m)
 	}
 }
 
+/* does m read the column: its label, a feature column, or one a feature expression reads? */
+bool
+model_reads_column(UnlearnModel *m, const char *column)
+{
+	int			j;
+
+	if (strcmp(m->label, column) == 0)
+		return true;
+	for (j = 0; j < m->nfeatures; j++)
+	{
+		ListCell   *lc;
+
+		foreach(lc, feature_column_names(m, j))
+			if (strcmp(strVal(lfirst(lc)), column) == 0)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Refuse a DDL command that changes the values of a column m reads without
+ * passing through the table's triggers (a retype, even to the same type:
+ * USING can rewrite every value, a smaller typmod rounds them; a drop, even
+ * when a column of the same name is added in the same statement).
+ */
+void
+refuse_column_change(UnlearnModel *m, const char *column, const char *change)
+{
+	if (model_reads_column(m, column))
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("cannot %s column \"%s\" of table \"%s\": model \"%s\" reads it",
+						change, column, get_rel_name(m->source), m->name),
+				 errdetail("The rows' values would change without passing through the model's triggers."),
+				 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
+						 m->name)));
+}
+
 /*
  * Point m's column types at those of another relation (to score or to
  * evaluate on), which must have every feature column, and the label if

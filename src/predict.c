@@ -312,7 +312,11 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 	{
 		feature_evaluator_free(rs->expressions);
 		ExecDropSingleTupleTableSlot(rs->slot);
+		rs->expressions = NULL;
+		rs->slot = NULL;
 	}
+	/* unbound until the end: an error below leaves nothing half bound */
+	rs->rowtype = InvalidOid;
 	rs->desc = CreateTupleDescCopy(desc);
 	rs->expressions = feature_evaluator_create(m, rs->desc);
 	rs->attnums = palloc(sizeof(AttrNumber) * m->nfeatures);

@@ -54,6 +54,7 @@
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "tcop/deparse_utility.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/array.h"
@@ -1012,6 +1013,68 @@ sync_partition_sets(void)
 	}
 }
 
+/*
+ * Refuse a change to the columns named in pairs (relid, column name) that
+ * some model of relid's trained table reads (refuse_column_change).
+ */
+static void
+refuse_changed_columns(List *relids, List *columns, const char *change)
+{
+	ListCell   *lr,
+			   *lcol;
+
+	forboth(lr, relids, lcol, columns)
+	{
+		Oid			relid = lfirst_oid(lr);
+		ListCell   *lm;
+
+		if (get_rel_relispartition(relid))
+			relid = llast_oid(get_partition_ancestors(relid));
+		foreach(lm, catalog_models_of_relation(relid))
+		{
+			UnlearnModel *m = catalog_load_model(((ModelRef *) lfirst(lm))->name, false, false, false);
+
+			refuse_column_change(m, (const char *) lfirst(lcol), change);
+		}
+	}
+}
+
+/* ALTER TABLE ... ALTER COLUMN ... TYPE on a column a model reads */
+static void
+refuse_retyped_columns(void)
+{
+	List	   *relids = NIL;
+	List	   *columns = NIL;
+	uint64		i;
+
+	if (SPI_execute("SELECT c.command FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+					"WHERE c.command_tag = 'ALTER TABLE' "
+					"AND c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the DDL commands");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		CollectedCommand *cmd = (CollectedCommand *)
+			DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		ListCell   *lc;
+
+		if (isnull || cmd->type != SCT_AlterTable)
+			continue;
+		foreach(lc, cmd->d.alterTable.subcmds)
+		{
+			AlterTableCmd *sub = (AlterTableCmd *) ((CollectedATSubcmd *) lfirst(lc))->parsetree;
+
+			if (IsA(sub, AlterTableCmd) && sub->subtype == AT_AlterColumnType && sub->name != NULL)
+			{
+				relids = lappend_oid(relids, cmd->d.alterTable.objectId);
+				columns = lappend(columns, pstrdup(sub->name));
+			}
+		}
+	}
+	refuse_changed_columns(relids, columns, "retype");
+}
+
 /* an inheritance child of a trained table would bypass its triggers */
 static void
 refuse_inheritance_children(void)
@@ -1059,6 +1122,28 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 		state_store_forget(model);
 		ereport(NOTICE, (errmsg("dropped model \"%s\" with its table", model)));
 	}
+
+	/* a dropped column a model reads (even if one of its name is added back) */
+	if (SPI_execute("SELECT d.objid, d.address_names[pg_catalog.array_length(d.address_names, 1)] "
+					"FROM pg_catalog.pg_event_trigger_dropped_objects() d "
+					"WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid > 0 "
+					"AND d.object_type = 'table column'",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the dropped objects");
+	{
+		List	   *relids = NIL;
+		List	   *columns = NIL;
+
+		for (i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+
+			relids = lappend_oid(relids, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+																		SPI_tuptable->tupdesc, 1, &isnull)));
+			columns = lappend(columns, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		}
+		refuse_changed_columns(relids, columns, "drop");
+	}
 	if (!unlearn_changing_triggers)
 	{
 		sync_partition_sets();
@@ -1085,6 +1170,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
 	refuse_inheritance_children();
+	refuse_retyped_columns();
 	sync_partition_sets();
 	/* the trained tables (roots) the commands touched, directly or through a partition */
 	if (SPI_execute("SELECT DISTINCT m.source::pg_catalog.oid FROM pg_catalog.pg_event_trigger_ddl_commands() c "
