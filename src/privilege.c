@@ -100,7 +100,10 @@ enter_extension_context(ExtensionContext *ctx)
 	SetUserIdAndSecContext(extension_owner(),
 						   ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	ctx->nestlevel = pin_expression_settings();
+	/* only names: the table-owner context pins what expressions need too */
+	ctx->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 }
 
 void
