@@ -196,22 +196,30 @@ verify_source_columns(UnlearnModel *m)
 	}
 }
 
-/* does m read the column: its label, a feature column, or one a feature expression reads? */
+/*
+ * Every column m reads: its label, its feature columns and the columns its
+ * feature expressions read (a name may repeat).
+ */
+List *
+model_read_columns(UnlearnModel *m)
+{
+	List	   *names = list_make1(makeString(m->label));
+	int			j;
+
+	for (j = 0; j < m->nfeatures; j++)
+		names = list_concat(names, feature_column_names(m, j));
+	return names;
+}
+
+/* does m read the column? */
 bool
 model_reads_column(UnlearnModel *m, const char *column)
 {
-	int			j;
+	ListCell   *lc;
 
-	if (strcmp(m->label, column) == 0)
-		return true;
-	for (j = 0; j < m->nfeatures; j++)
-	{
-		ListCell   *lc;
-
-		foreach(lc, feature_column_names(m, j))
-			if (strcmp(strVal(lfirst(lc)), column) == 0)
-				return true;
-	}
+	foreach(lc, model_read_columns(m))
+		if (strcmp(strVal(lfirst(lc)), column) == 0)
+			return true;
 	return false;
 }
 

@@ -164,27 +164,20 @@ check_model_dropper(UnlearnModel *m, Oid caller)
 static bool
 may_read_columns(UnlearnModel *m, Oid relid, Oid role, const char **column)
 {
-	int			i;
+	ListCell   *lc;
 
 	*column = NULL;
-	for (i = 0; i <= m->nfeatures; i++)
+	foreach(lc, model_read_columns(m))
 	{
-		List	   *names = i < m->nfeatures ? feature_column_names(m, i) :
-			list_make1(makeString(m->label));
-		ListCell   *lc;
+		const char *col = strVal(lfirst(lc));
+		AttrNumber	attnum = get_attnum(relid, col);
 
-		foreach(lc, names)
+		if (attnum == InvalidAttrNumber ||
+			(pg_attribute_aclcheck(relid, attnum, role, ACL_SELECT) != ACLCHECK_OK &&
+			 pg_class_aclcheck(relid, role, ACL_SELECT) != ACLCHECK_OK))
 		{
-			const char *col = strVal(lfirst(lc));
-			AttrNumber	attnum = get_attnum(relid, col);
-
-			if (attnum == InvalidAttrNumber ||
-				(pg_attribute_aclcheck(relid, attnum, role, ACL_SELECT) != ACLCHECK_OK &&
-				 pg_class_aclcheck(relid, role, ACL_SELECT) != ACLCHECK_OK))
-			{
-				*column = col;
-				return false;
-			}
+			*column = col;
+			return false;
 		}
 	}
 	return check_enable_rls(relid, role, true) != RLS_ENABLED;

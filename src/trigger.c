@@ -533,23 +533,17 @@ trained_relation(Relation rel)
 static bool
 update_touches_model(UnlearnModel *m, Relation rel, const Bitmapset *updated)
 {
-	int			j;
+	ListCell   *lc;
 
 	if (updated == NULL)
 		return true;
-	for (j = 0; j <= m->nfeatures; j++)
+	foreach(lc, model_read_columns(m))
 	{
-		List	   *names = j == 0 ? list_make1(makeString(m->label)) : feature_column_names(m, j - 1);
-		ListCell   *lc;
+		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), strVal(lfirst(lc)));
 
-		foreach(lc, names)
-		{
-			AttrNumber	attnum = get_attnum(RelationGetRelid(rel), strVal(lfirst(lc)));
-
-			if (attnum <= 0 ||
-				bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, updated))
-				return true;
-		}
+		if (attnum <= 0 ||
+			bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, updated))
+			return true;
 	}
 	return false;
 }

@@ -317,6 +317,7 @@ extern void check_feature_values(const double *raw, int d, const char *model);
 extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
 							 const char *label);
 extern void verify_source_columns(UnlearnModel *m);
+extern List *model_read_columns(UnlearnModel *m);
 extern bool model_reads_column(UnlearnModel *m, const char *column);
 extern void refuse_column_change(UnlearnModel *m, const char *column, const char *change);
 
