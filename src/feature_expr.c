@@ -71,9 +71,15 @@ expression_error_context(void *arg)
 static Node *
 raw_expression(const char *text, const char *model)
 {
-	List	   *stmts = raw_parser(psprintf("SELECT %s", text), RAW_PARSE_DEFAULT);
+	int			level;
+	List	   *stmts;
 	SelectStmt *select;
 	ResTarget  *target;
+
+	/* the lexer reads string escapes by standard_conforming_strings */
+	level = pin_expression_settings();
+	stmts = raw_parser(psprintf("SELECT %s", text), RAW_PARSE_DEFAULT);
+	unpin_expression_settings(level);
 
 	if (list_length(stmts) == 1 && IsA(linitial_node(RawStmt, stmts)->stmt, SelectStmt))
 	{
@@ -136,14 +142,21 @@ collect_column_refs(Node *node, ColumnNames *c)
 	return raw_expression_tree_walker(node, collect_column_refs, (void *) c);
 }
 
+/* the column names a raw expression reads */
+static List *
+column_refs(Node *raw, const char *text, const char *model)
+{
+	ColumnNames c = {NIL, text, model};
+
+	collect_column_refs(raw, &c);
+	return c.names;
+}
+
 /* the column names an expression's text reads, without looking at any table */
 List *
 feature_expr_column_names(const char *text, const char *model)
 {
-	ColumnNames c = {NIL, text, model};
-
-	collect_column_refs(raw_expression(text, model), &c);
-	return c.names;
+	return column_refs(raw_expression(text, model), text, model);
 }
 
 /*
@@ -377,7 +390,8 @@ feature_expr_parse(const char *text, Oid relid, const char *model, Oid *result_t
 	Relation	rel;
 	int			level;
 
-	names = feature_expr_column_names(text, model);
+	raw = raw_expression(text, model);
+	names = column_refs(raw, text, model);
 	foreach(lc, names)
 	{
 		AttrNumber	attnum = get_attnum(relid, strVal(lfirst(lc)));
@@ -396,7 +410,6 @@ feature_expr_parse(const char *text, Oid relid, const char *model, Oid *result_t
 	error_context_stack = &callback;
 	level = pin_expression_settings();
 
-	raw = raw_expression(text, model);
 	pstate = make_parsestate(NULL);
 	rel = relation_open(relid, AccessShareLock);
 	nsitem = addRangeTableEntryForRelation(pstate, rel, AccessShareLock, NULL, false, false);

@@ -206,6 +206,20 @@ RESET ROLE;
 RESET search_path;
 SELECT ex_equals_refit('ex_ln', 'ex') AS hostile_overload;
 
+-- a session with standard_conforming_strings off reads a backslash in an
+-- expression's string constant as the model does: its UPDATE and DELETE
+-- reach the model
+SELECT rows FROM unlearn_train('ex_bs', 'ex', 'target', ARRAY['bmi', 'sex_code || ''\'' = ''f\'''],
+							   loss => 'squared', lambda => 1e-4, sigma => 0);
+SELECT features FROM unlearn.models WHERE model = 'ex_bs';
+SET standard_conforming_strings = off;
+SET escape_string_warning = off;
+UPDATE ex SET sex_code = 'm' WHERE id BETWEEN 300 AND 305 AND sex_code = 'f';
+DELETE FROM ex WHERE id % 47 = 3;
+RESET escape_string_warning;
+RESET standard_conforming_strings;
+SELECT ex_in_step('ex_bs', 'ex') AS backslash, ex_equals_refit('ex_bs', 'ex') AS backslash;
+
 -- 9. the table cannot drop or retype a column an expression reads
 ALTER TABLE ex DROP COLUMN s5;
 ALTER TABLE ex ALTER COLUMN bmi TYPE numeric;
