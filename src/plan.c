@@ -17,6 +17,9 @@
  *	  and H >= Lambda I, one removal moves w by ||v|| <= 1 / Lambda, and
  *	  Guo et al. (2020), Theorem 1, bound its residual by
  *	  gamma (n - 1) ||v||^2 <= gamma (n - 1) / Lambda^2;
+ *	  This counts one removal from the optimum; the model's own per-step
+ *	  bounds (removal.c) also pay for the stale Hessian as removals add up,
+ *	  so a model at this sigma may still re-anchor before T removals;
  *	- measured, for an existing model: the mean bound per changed row of
  *	  its ledger, which is what the model's own data and bound spend.
  * The bounds hardly depend on sigma (only through w), so the measured r of
