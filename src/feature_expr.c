@@ -236,16 +236,13 @@ static bool
 type_allowed(Oid type)
 {
 	Oid			elem = get_element_type(type);
+	Oid			scalar = OidIsValid(elem) ? elem : type;
 
-	switch (OidIsValid(elem) ? elem : type)
+	if (is_numeric_scalar(scalar))
+		return true;
+	switch (scalar)
 	{
 		case BOOLOID:
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case FLOAT4OID:
-		case FLOAT8OID:
-		case NUMERICOID:
 		case TEXTOID:
 		case VARCHAROID:
 		case BPCHAROID:

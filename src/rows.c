@@ -35,7 +35,8 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
-static bool
+/* smallint, integer, bigint, real, double precision or numeric */
+bool
 is_numeric_scalar(Oid base)
 {
 	switch (base)

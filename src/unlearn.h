@@ -339,6 +339,7 @@ extern void feature_evaluator_reset(FeatureEvaluator *fe);
 extern void feature_evaluator_free(FeatureEvaluator *fe);
 
 /* rows.c */
+extern bool is_numeric_scalar(Oid base);
 extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
