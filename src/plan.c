@@ -173,13 +173,16 @@ unlearn_plan(PG_FUNCTION_ARGS)
 	DesignMatrix dm;
 	double		measured = NAN;
 	double		accuracy_at_zero = NAN;
+	char	   *loss;
 	ExtensionContext ctx;
 
 	memset(&dm, 0, sizeof(dm));
-	if (PG_ARGISNULL(0))
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(5) || PG_ARGISNULL(6) || PG_ARGISNULL(8) ||
+		PG_ARGISNULL(9))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("removals must not be null")));
+				 errmsg("removals, epsilon, delta, loss and intercept must not be null"),
+				 errhint("Leave out an argument to take its default.")));
 	InitMaterializedSRF(fcinfo, 0);
 	in.removals = PG_GETARG_INT64(0);
 	in.rows = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2);
@@ -188,10 +191,9 @@ unlearn_plan(PG_FUNCTION_ARGS)
 	in.epsilon = PG_GETARG_FLOAT8(5);
 	in.delta = PG_GETARG_FLOAT8(6);
 	in.lambda = PG_ARGISNULL(7) ? 1e-3 : PG_GETARG_FLOAT8(7);
-	in.loss = strcmp(text_to_cstring(PG_GETARG_TEXT_PP(8)), "squared") == 0 ?
-		LOSS_SQUARED : LOSS_LOGISTIC;
-	if (strcmp(text_to_cstring(PG_GETARG_TEXT_PP(8)), "squared") != 0 &&
-		strcmp(text_to_cstring(PG_GETARG_TEXT_PP(8)), "logistic") != 0)
+	loss = text_to_cstring(PG_GETARG_TEXT_PP(8));
+	in.loss = strcmp(loss, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
+	if (in.loss != LOSS_SQUARED && strcmp(loss, "logistic") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("loss must be 'logistic' or 'squared'")));

@@ -72,6 +72,8 @@ SELECT * FROM unlearn_plan(10, rows => 100, dims => 3, loss => 'hinge');
 SELECT * FROM unlearn_plan(10, rows => 100, dims => 3, epsilon => 0);
 SELECT * FROM unlearn_plan(10, rows => 100, dims => 3, lambda => -1);
 SELECT * FROM unlearn_plan(NULL, rows => 100, dims => 3);
+SELECT * FROM unlearn_plan(10, rows => 100, dims => 3, loss => NULL);
+SELECT * FROM unlearn_plan(10, rows => 100, dims => 3, epsilon => NULL);
 SELECT * FROM unlearn_plan(10, model => 'no_such_model');
 CREATE ROLE pl_other;
 SET ROLE pl_other;
