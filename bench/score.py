@@ -5,20 +5,25 @@ A synthetic table of N rows x 50 float8 columns (default N = 1,000,000;
 --rows) with a binary label, a model trained on it, then every row scored
 in one process, side by side, each way timed --reps times (median):
 
-  plain SQL     SELECT id, unlearn_predict(m, ARRAY[c1, ..., c50]) FROM t
+  plain SQL     SELECT id, unlearn_predict(m, ARRAY[c1, ..., c50]) FROM t, and
+                the same with unlearn_predict_class too (what unlearn_score
+                returns)
   score_row     SELECT t.id, s.* FROM t, unlearn_score_row(m, t) s, and the
                 same with the function in a subquery's select list
-  score (key)   SELECT * FROM unlearn_score(m)   (jsonb primary key), against
-                plain SQL returning id, unlearn_predict_class and
-                unlearn_predict to the client
+  score (key)   SELECT * FROM unlearn_score(m)   (jsonb primary key, label,
+                score): aggregated on the server, and returned to the client
+                against plain SQL returning id, unlearn_predict_class and
+                unlearn_predict
   numpy         the same weights and row map applied to the rows in NumPy
                 (fetched once, not timed in the fetch)
 
-Plain SQL and score_row run serially and with 2 parallel workers, each
+Plain SQL, score_row and unlearn_score run serially and with 2 parallel workers, each
 aggregating its output on the server (count and sum of the scores), so
 that the client's transfer is not what is measured.  unlearn_score returns
-its rows to the client, and so does the plain SQL it is compared with.  The sums are compared to
-show that every way computes the same scores.
+its rows to the client, and so does the plain SQL it is compared with;
+psycopg2 parses each jsonb key into a dict, so it is also fetched as
+key::text.  The sums are compared to show that every way computes the
+same scores.
 """
 
 import argparse
@@ -84,6 +89,10 @@ def main():
     by_row_list = ("SELECT count(*), sum((s).score) FROM (SELECT unlearn_score_row('bench_score', t) AS s "
                    "FROM bench_score t OFFSET 0) x")
     by_key = "SELECT * FROM unlearn_score('bench_score')"
+    by_key_text = "SELECT key::text, label, score FROM unlearn_score('bench_score')"
+    plain_labelled = ("SELECT count(*), sum(p), count(c) FROM (SELECT id, unlearn_predict_class('bench_score', %s) AS c, "
+                      "unlearn_predict('bench_score', %s) AS p FROM bench_score) x" % (array, array))
+    by_key_sum = "SELECT count(*), sum(score), count(label) FROM unlearn_score('bench_score')"
     plain_rows = ("SELECT id, unlearn_predict_class('bench_score', %s), unlearn_predict('bench_score', %s) "
                   "FROM bench_score" % (array, array))
     serial = ("SET max_parallel_workers_per_gather = 0",)
@@ -97,8 +106,16 @@ def main():
     rows.append(["unlearn_score_row (FROM t, LATERAL), serial", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_row_list, args.reps, serial)
     rows.append(["unlearn_score_row (select list), serial", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, plain_labelled, args.reps, serial)
+    rows.append(["plain SQL with class, serial", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, by_key_sum, args.reps, serial)
+    rows.append(["unlearn_score (key, class, score), serial", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, plain, args.reps, parallel)
     rows.append(["plain SQL, 2 workers", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, plain_labelled, args.reps, parallel)
+    rows.append(["plain SQL with class, 2 workers", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, by_key_sum, args.reps, parallel)
+    rows.append(["unlearn_score, 2 workers", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_row, args.reps, parallel)
     rows.append(["unlearn_score_row (LATERAL), 2 workers", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_row_list, args.reps, parallel)
@@ -108,6 +125,8 @@ def main():
                  sum(x[2] for x in r)])
     t, r = timed_median(conn, by_key, args.reps, serial)
     rows.append(["rows to client: unlearn_score (jsonb key)", t, t / t_plain, sum(x[2] for x in r)])
+    t, r = timed_median(conn, by_key_text, args.reps, serial)
+    rows.append(["rows to client: unlearn_score (key::text)", t, t / t_plain, sum(x[2] for x in r)])
 
     # NumPy: the same weights and map on the same rows (fetch not timed)
     X = np.array([r[0] for r in common.execute(conn, "SELECT %s FROM bench_score ORDER BY id" % array)],

@@ -346,43 +346,10 @@ CREATE FUNCTION unlearn_score_row(model text, r record) RETURNS unlearn.scored
 AS 'MODULE_PATHNAME', 'unlearn_score_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn_score_row(text, record) IS 'predicted label and score of a whole row that has the model''s columns, read with one deform: SELECT t.id, s.* FROM t, unlearn_score_row(''m'', t) s';
 
--- what unlearn_score calls: in the extension's own schema, where no other
--- role can create an overload that would win for a table's row type
-CREATE FUNCTION unlearn._score_row(model text, r record) RETURNS unlearn.scored
-AS 'MODULE_PATHNAME', 'unlearn_score_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn._score_row(text, record) IS 'unlearn_score_row, for unlearn_score';
-
 CREATE FUNCTION unlearn_score(model text, source regclass DEFAULT NULL)
 RETURNS TABLE (key jsonb, label text, score float8)
-LANGUAGE plpgsql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	model_source regclass := unlearn._check_read(model, 'read');
-	rel regclass := coalesce(source, model_source);
-	keys text;
-BEGIN
-	-- each key column as its type's output text (format's %s), never
-	-- through a cast: a cast may be the table owner's code
-	SELECT string_agg(format('%L, pg_catalog.format(''%%s'', t.%I)', a.attname, a.attname), ', ' ORDER BY k.n)
-	INTO keys
-	FROM pg_catalog.pg_index i
-	CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
-	JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-	WHERE i.indrelid = rel AND i.indisprimary;
-	IF keys IS NULL THEN
-		RAISE EXCEPTION 'relation % has no primary key', rel USING ERRCODE = 'wrong_object_type',
-			HINT = 'Select the columns that identify a row yourself: SELECT t.id, s.* FROM t, unlearn_score_row(''model'', t) s.';
-	END IF;
-	-- the row function in the select list of a subquery that is not
-	-- flattened: called once per row, without a function scan per row
-	RETURN QUERY EXECUTE format(
-		'SELECT k, (s).label, (s).score FROM (SELECT pg_catalog.jsonb_build_object(%s) AS k, '
-		'unlearn._score_row($1, t) AS s FROM %s t OFFSET 0) x',
-		keys, rel) USING model;
-END
-$$;
-COMMENT ON FUNCTION unlearn_score(text, regclass) IS 'the primary key (jsonb: each column''s text), predicted label and score of every row of a table (default: the model''s source)';
+AS 'MODULE_PATHNAME', 'unlearn_score_by_key' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn_score(text, regclass) IS 'the primary key (jsonb: each column''s text), predicted label and score of every row of a table (default: the model''s source) that the caller may read, in one scan';
 
 CREATE FUNCTION unlearn_evaluate(model text, source regclass DEFAULT NULL,
 	OUT rows bigint, OUT skipped bigint,

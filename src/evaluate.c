@@ -88,7 +88,7 @@ collect(PredictModel *pm, UnlearnModel *m, Oid relid, Collected *c)
 	int			level = pin_expression_settings();
 
 	/* names are resolved when the cursor is planned: feature expressions see built-ins only */
-	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation_qualified_name(relid), false),
+	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation_qualified_name(relid), NULL),
 									   0, NULL, NULL, NULL, true, 0);
 	unpin_expression_settings(level);
 	for (;;)

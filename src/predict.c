@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * predict.c
- *	  Prediction with a released model: per value, per row and per table.
+ *	  Prediction with a released model: per value and per row (a table: score.c).
  *
  * unlearn_predict and unlearn_predict_class read the model once per query
  * (cached in fn_extra), so scoring a table with them costs one catalog read
- * plus O(p K) per row.  unlearn_score does the same in one C loop over the
- * table.  Neither needs the model's secret state.  The model is read as
+ * plus O(p K) per row; unlearn_score_row reads a whole row with one
+ * deform.  None needs the model's secret state.  The model is read as
  * the extension, and only for its owner and the roles granted 'read'
  * (check_model_read): predictions before and after a deletion reveal the
  * deleted row as well as the weights do.
@@ -24,13 +24,11 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(unlearn_predict);
 PG_FUNCTION_INFO_V1(unlearn_predict_class);
 PG_FUNCTION_INFO_V1(unlearn_coef);
-PG_FUNCTION_INFO_V1(unlearn_score);
 PG_FUNCTION_INFO_V1(unlearn_predict_proba);
 PG_FUNCTION_INFO_V1(unlearn_score_row);
 
@@ -458,64 +456,4 @@ unlearn_coef(PG_FUNCTION_ARGS)
 										  CurrentMemoryContext);
 
 	PG_RETURN_DATUM(coef_array(pm->coef, pm->nclasses, pm->p));
-}
-
-/*
- * unlearn_score(model, source): (row_id, label, score) for every row of a
- * table that has the model's feature columns, in one pass: the function of
- * the 0.3.0 catalog's unlearn_score(text, regclass), until ALTER EXTENSION
- * UPDATE replaces it.
- */
-Datum
-unlearn_score(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PredictModel *pm;
-	UnlearnModel *m;
-	Oid			relid;
-	Portal		portal;
-	char	   *query;
-
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model must not be null")));
-	InitMaterializedSRF(fcinfo, 0);
-	pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)), CurrentMemoryContext);
-	m = model_on_relation(pm, fcinfo, 1, false, &relid);
-	query = build_feature_select(m, relation_qualified_name(relid), true);
-	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
-	for (;;)
-	{
-		uint64		i;
-
-		SPI_cursor_fetch(portal, true, 1000);
-		if (SPI_processed == 0)
-			break;
-		for (i = 0; i < SPI_processed; i++)
-		{
-			Datum		values[3];
-			bool		nulls[3] = {false, false, false};
-			bool		isnull;
-			int			best;
-			double		score;
-
-			CHECK_FOR_INTERRUPTS();
-			decode_spi_row(m, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, pm->row,
-						   NULL, NULL);
-			score = score_row(pm, &best);
-			values[0] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-									  SPI_tuptable->tupdesc->natts, &isnull);
-			if (best >= 0)
-				values[1] = CStringGetTextDatum(pm->classes[best]);
-			else
-				nulls[1] = true;
-			values[2] = Float8GetDatum(score);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	SPI_finish();
-	return (Datum) 0;
 }

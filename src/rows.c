@@ -216,25 +216,26 @@ extract_float_array(Datum arr, double *out, int expected, const char *what)
 }
 
 /*
- * SELECT list of a model's columns, as stored (no casts): the label (or
- * NULL when the relation need not have it), then the features.  A query
- * with a feature expression runs under pin_expression_settings (feature_expr.c).
+ * SELECT list of a model's columns, as stored (no casts): the label, then
+ * the features.  With trailing columns (scoring), the label's place holds
+ * NULL and the trailing list follows the features.  A query with a
+ * feature expression runs under pin_expression_settings (feature_expr.c).
  */
 char *
-build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid)
+build_feature_select(UnlearnModel *m, const char *relation, const char *trailing)
 {
 	StringInfoData buf;
 	int			i;
 
 	initStringInfo(&buf);
-	if (with_ctid)
+	if (trailing != NULL)
 		appendStringInfoString(&buf, "SELECT NULL");
 	else
 		appendStringInfo(&buf, "SELECT %s", quote_identifier(m->label));
 	for (i = 0; i < m->nfeatures; i++)
 		appendStringInfo(&buf, ", %s", feature_sql(m, i));
-	if (with_ctid)
-		appendStringInfoString(&buf, ", ctid");
+	if (trailing != NULL)
+		appendStringInfo(&buf, ", %s", trailing);
 	appendStringInfo(&buf, " FROM %s", relation);
 	return buf.data;
 }

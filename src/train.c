@@ -303,7 +303,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 
 	/* planned and run as the table's owner (privilege.c) */
 	enter_table_owner_context(m->source, &ctx);
-	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, false),
+	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, NULL),
 									   0, NULL, NULL, NULL, false, 0);
 	for (;;)
 	{

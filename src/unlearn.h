@@ -343,7 +343,8 @@ extern bool is_numeric_scalar(Oid base);
 extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
-extern char *build_feature_select(UnlearnModel *m, const char *relation, bool with_ctid);
+extern char *build_feature_select(UnlearnModel *m, const char *relation,
+								  const char *trailing);
 extern bool model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull,
 							   bool with_label);
 extern bool decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,

@@ -96,8 +96,49 @@ SET ROLE sc_stranger;
 SELECT count(*) FROM unlearn_score('sc');
 SELECT rows FROM unlearn_evaluate('sc');
 RESET ROLE;
+-- the features but not the key column: still refused
+GRANT SELECT (pixels) ON sc TO sc_stranger;
+SET ROLE sc_stranger;
+SELECT count(*) FROM unlearn_score('sc');
+RESET ROLE;
+-- row-level security: the caller's policy decides which rows are scored
+GRANT SELECT ON sc TO sc_stranger;
+CREATE POLICY sc_first_ten ON sc FOR SELECT TO sc_stranger USING (id <= 10);
+ALTER TABLE sc ENABLE ROW LEVEL SECURITY;
+SET ROLE sc_stranger;
+SELECT count(*) AS rows, min((key->>'id')::int) AS first, max((key->>'id')::int) AS last
+FROM unlearn_score('sc');
+RESET ROLE;
+ALTER TABLE sc DISABLE ROW LEVEL SECURITY;
+DROP POLICY sc_first_ten ON sc;
+REVOKE SELECT ON sc FROM sc_stranger;
 SELECT unlearn_revoke('sc', 'sc_stranger');
 DROP ROLE sc_stranger;
+
+-- a key's text does not depend on the session's DateStyle or TimeZone, and
+-- a scan in parallel workers scores every row once
+CREATE TABLE sc_times (at timestamptz PRIMARY KEY, y int, u float8, v float8);
+INSERT INTO sc_times SELECT timestamptz '2024-03-01 12:00:00+00' + i * interval '1 day', i % 2, i, i * i % 7
+FROM generate_series(1, 300) i;
+SELECT model FROM unlearn_train('sc_times', 'sc_times', 'y', '{u,v}', sigma => 0.5);
+SET TimeZone = 'America/New_York';
+SET DateStyle = 'SQL, DMY';
+SELECT key FROM unlearn_score('sc_times') ORDER BY key->>'at' LIMIT 1;
+RESET TimeZone;
+RESET DateStyle;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT count(*) AS rows, count(DISTINCT key) AS keys,
+	   bool_and(s.score = unlearn_predict('sc_times', ARRAY[t.u, t.v])) AS same_scores
+FROM unlearn_score('sc_times') s JOIN sc_times t ON s.key->>'at' = to_char(t.at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SELECT unlearn_drop('sc_times');
+DROP TABLE sc_times;
 
 -- 7. the key is each column's output text, never a cast: a table owner's
 -- cast to json or text does not run as whoever scores the table

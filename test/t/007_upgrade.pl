@@ -2,10 +2,10 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.6.0, through 0.2.0, 0.3.0, 0.4.0 and 0.5.0).  The models
-# are trained by the installed library on the 0.1.0 catalog, as between a
-# package upgrade and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0
-# and 0.5.0.
+# install's (0.7.0, through 0.2.0 to 0.6.0).  The models are trained by
+# the installed library on the 0.1.0 catalog, as between a package upgrade
+# and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0, 0.5.0 and
+# 0.6.0.
 use strict;
 use warnings;
 
@@ -34,7 +34,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.6.0', 'updated to 0.6.0 (through 0.2.0, 0.3.0, 0.4.0 and 0.5.0)');
+	'0.7.0', 'updated to 0.7.0 (through 0.2.0 to 0.6.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -190,6 +190,27 @@ sums:columns:true:true,sums_x:{f,t}:true:true",
 	'after the update, models of columns and of expressions forget and stay certified');
 is($node->safe_psql('from050', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.5.0 equals a fresh install');
+
+# 0.6.0 to 0.7.0: the 0.6.0 catalog's unlearn_score (PL/pgSQL over
+# unlearn._score_row) runs on the new library; after the update the C
+# unlearn_score returns the same rows
+$node->safe_psql('postgres', 'CREATE DATABASE from060');
+$node->safe_psql('from060', "CREATE EXTENSION unlearn VERSION '0.6.0'");
+$node->safe_psql('from060', $DIGITS_SQL . q{
+SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 1);
+DELETE FROM digits WHERE id <= 3;
+});
+my $scores = q{SELECT md5(string_agg(key::text || label || score, ',' ORDER BY (key->>'id')::int))
+	FROM unlearn_score('digits')};
+my $scores060 = $node->safe_psql('from060', $scores);
+$node->safe_psql('from060', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from060', $scores), $scores060,
+	'after the update, unlearn_score in C returns what the 0.6.0 catalog returned');
+is($node->safe_psql('from060', q{SELECT l.lanname
+	FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = 'unlearn_score'}), 'c',
+	'unlearn_score is a C function');
+is($node->safe_psql('from060', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.6.0 equals a fresh install');
 
 $node->stop;
 done_testing();
