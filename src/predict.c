@@ -22,6 +22,8 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
@@ -206,6 +208,18 @@ model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno, bool wit
 	UnlearnModel *m = pm->columns;
 
 	*relid = PG_ARGISNULL(argno) ? m->source : PG_GETARG_OID(argno);
+	if (get_rel_name(*relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", *relid)));
+	/* no lock on a table the caller may not read at all, as for a SELECT */
+	if (pg_class_aclcheck(*relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(*relid, GetUserId(), ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(*relid))));
+	/* held to the transaction's end: the columns bound below stay as they are */
+	LockRelationOid(*relid, AccessShareLock);
 	if (get_rel_name(*relid) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),

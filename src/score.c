@@ -48,7 +48,8 @@ typedef struct PrimaryKey
 {
 	int			ncolumns;
 	char	  **names;
-	FmgrInfo   *output;			/* each column type's output function */
+	Oid		   *types;			/* each column's type */
+	FmgrInfo   *output;			/* and its output function */
 } PrimaryKey;
 
 /* the receiver of the scoring query's rows */
@@ -86,6 +87,7 @@ primary_key_of(Oid relid)
 	form = (Form_pg_index) GETSTRUCT(tuple);
 	key->ncolumns = form->indnkeyatts;
 	key->names = palloc(sizeof(char *) * key->ncolumns);
+	key->types = palloc(sizeof(Oid) * key->ncolumns);
 	key->output = palloc(sizeof(FmgrInfo) * key->ncolumns);
 	for (i = 0; i < key->ncolumns; i++)
 	{
@@ -94,11 +96,13 @@ primary_key_of(Oid relid)
 		bool		varlena;
 
 		key->names[i] = pstrdup(NameStr(att->attname));
+		key->types[i] = att->atttypid;
 		getTypeOutputInfo(att->atttypid, &output, &varlena);
 		fmgr_info(output, &key->output[i]);
 	}
 	ReleaseSysCache(tuple);
-	table_close(rel, AccessShareLock);
+	/* the lock stays until the transaction ends: no DDL between here and the scan */
+	table_close(rel, NoLock);
 	return key;
 }
 
@@ -181,9 +185,26 @@ keyed_scorer_receive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
+/*
+ * The query's columns must have the types bound before it was planned:
+ * its relation is named as text, so a table swapped by name (a schema
+ * renamed) would otherwise have its values read as other types.
+ */
 static void
 keyed_scorer_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
+	KeyedScorer *ks = (KeyedScorer *) self;
+	int			i;
+
+	check_feature_select_types(ks->pm->columns, typeinfo, false);
+	if (typeinfo->natts != ks->first_key + ks->key->ncolumns)
+		elog(ERROR, "unlearn_score: the scoring query returned %d columns", typeinfo->natts);
+	for (i = 0; i < ks->key->ncolumns; i++)
+		if (TupleDescAttr(typeinfo, ks->first_key + i)->atttypid != ks->key->types[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("a key column of the scored relation changed type while it was being read"),
+					 errhint("Retry the statement.")));
 }
 
 static void
