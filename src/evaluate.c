@@ -98,6 +98,7 @@ collect(PredictModel *pm, UnlearnModel *m, Oid relid, Collected *c)
 		SPI_cursor_fetch(portal, true, FETCH_ROWS);
 		if (SPI_processed == 0)
 			break;
+		check_feature_select_types(m, SPI_tuptable->tupdesc, true, NULL, 0);
 		for (i = 0; i < SPI_processed; i++)
 		{
 			char	   *label;

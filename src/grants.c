@@ -124,7 +124,7 @@ check_caller_on_model(const char *name, ModelAccess access)
 /*
  * unlearn._check_read(model, privilege): the table of a model that the
  * caller may read with privilege ('read' or 'monitor'); 42501 otherwise.
- * For the read paths written in SQL (unlearn_score, unlearn_ledger).
+ * For the read paths written in SQL (unlearn_ledger).
  */
 Datum
 unlearn_check_read(PG_FUNCTION_ARGS)

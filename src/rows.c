@@ -326,22 +326,25 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 }
 
 /*
- * Check that the columns of a query built by build_feature_select have the
- * types the model's values are decoded as (the label too, with_label):
- * the query names its relation and columns as text, so a table changed or
- * swapped by name after the types were bound must not have its values
- * read as another type.
+ * Check that the result of a query built by build_feature_select has the
+ * types its values are decoded as: the label (unless scoring, where its
+ * place holds NULL), the features, then the ntrailing trailing columns of
+ * trailing_types.  The query names its relation and columns as text, so a
+ * table changed or swapped by name after the types were bound must not
+ * have its values read as another type.  Once per result, not per row.
  */
 void
-check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label)
+check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
+						   const Oid *trailing_types, int ntrailing)
 {
 	int			j;
 
-	if (desc->natts < m->nfeatures + 1)
-		elog(ERROR, "unlearn: a query of model \"%s\" returned too few columns", m->name);
-	for (j = with_label ? 0 : 1; j <= m->nfeatures; j++)
+	if (desc->natts != 1 + m->nfeatures + ntrailing)
+		elog(ERROR, "unlearn: a query of model \"%s\" returned %d columns", m->name, desc->natts);
+	for (j = with_label ? 0 : 1; j < desc->natts; j++)
 		if (TupleDescAttr(desc, j)->atttypid !=
-			(j == 0 ? m->column_types[m->nfeatures] : m->column_types[j - 1]))
+			(j == 0 ? m->column_types[m->nfeatures] :
+			 j <= m->nfeatures ? m->column_types[j - 1] : trailing_types[j - 1 - m->nfeatures]))
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("a column of model \"%s\" changed type while its rows were being read",
@@ -351,12 +354,9 @@ check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label)
 
 /* the model's columns of a tuple of build_feature_select's layout */
 static void
-spi_row_values(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, bool with_label,
-			   Datum **values, bool **isnull)
+spi_row_values(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, Datum **values, bool **isnull)
 {
 	int			j;
-
-	check_feature_select_types(m, desc, with_label);
 
 	*values = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	*isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
@@ -372,7 +372,7 @@ spi_row_has_null(UnlearnModel *m, HeapTuple tuple, TupleDesc desc)
 	bool	   *isnull;
 	bool		has_null;
 
-	spi_row_values(m, tuple, desc, true, &values, &isnull);
+	spi_row_values(m, tuple, desc, &values, &isnull);
 	has_null = model_row_has_null(m, values, isnull, true);
 	pfree(values);
 	pfree(isnull);
@@ -388,7 +388,7 @@ decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 	bool	   *isnull;
 	bool		decoded;
 
-	spi_row_values(m, tuple, desc, label != NULL, &values, &isnull);
+	spi_row_values(m, tuple, desc, &values, &isnull);
 	decoded = decode_model_row(m, values, isnull, raw, label, label_value);
 	pfree(values);
 	pfree(isnull);

@@ -27,6 +27,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
@@ -194,17 +195,9 @@ static void
 keyed_scorer_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	KeyedScorer *ks = (KeyedScorer *) self;
-	int			i;
 
-	check_feature_select_types(ks->pm->columns, typeinfo, false);
-	if (typeinfo->natts != ks->first_key + ks->key->ncolumns)
-		elog(ERROR, "unlearn_score: the scoring query returned %d columns", typeinfo->natts);
-	for (i = 0; i < ks->key->ncolumns; i++)
-		if (TupleDescAttr(typeinfo, ks->first_key + i)->atttypid != ks->key->types[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("a key column of the scored relation changed type while it was being read"),
-					 errhint("Retry the statement.")));
+	check_feature_select_types(ks->pm->columns, typeinfo, false, ks->key->types,
+							   ks->key->ncolumns);
 }
 
 static void
@@ -281,6 +274,7 @@ unlearn_score(PG_FUNCTION_ARGS)
 	Oid			relid;
 	Portal		portal;
 	char	   *query;
+	Oid			ctid_type = TIDOID;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -298,6 +292,7 @@ unlearn_score(PG_FUNCTION_ARGS)
 		SPI_cursor_fetch(portal, true, 1000);
 		if (SPI_processed == 0)
 			break;
+		check_feature_select_types(m, SPI_tuptable->tupdesc, false, &ctid_type, 1);
 		for (i = 0; i < SPI_processed; i++)
 		{
 			Datum		values[3];

@@ -312,6 +312,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 		SPI_cursor_fetch(portal, true, FETCH_ROWS);
 		if (SPI_processed == 0)
 			break;
+		check_feature_select_types(m, SPI_tuptable->tupdesc, true, NULL, 0);
 		for (j = 0; j < SPI_processed && read < expected; j++)
 		{
 			HeapTuple	tup = SPI_tuptable->vals[j];

@@ -345,7 +345,8 @@ extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
-extern void check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label);
+extern void check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
+									   const Oid *trailing_types, int ntrailing);
 extern bool model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull,
 							   bool with_label);
 extern bool decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
