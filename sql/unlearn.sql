@@ -346,6 +346,14 @@ CREATE FUNCTION unlearn_score_row(model text, r record) RETURNS unlearn.scored
 AS 'MODULE_PATHNAME', 'unlearn_score_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn_score_row(text, record) IS 'predicted label and score of a whole row that has the model''s columns, read with one deform: SELECT t.id, s.* FROM t, unlearn_score_row(''m'', t) s';
 
+CREATE TYPE unlearn.keyed_score AS (key jsonb, label text, score float8);
+COMMENT ON TYPE unlearn.keyed_score IS 'a row of unlearn_score: the primary key (jsonb: each column''s text), the predicted label and the score';
+
+CREATE FUNCTION unlearn._score_columns(model text, key_columns text[], VARIADIC columns "any")
+RETURNS unlearn.keyed_score
+AS 'MODULE_PATHNAME', 'unlearn_score_columns' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._score_columns(text, text[], "any") IS 'unlearn_score''s per-row scorer in parallel workers: the feature columns in the model''s order, then the key columns named by key_columns';
+
 CREATE FUNCTION unlearn_score(model text, source regclass DEFAULT NULL)
 RETURNS TABLE (key jsonb, label text, score float8)
 AS 'MODULE_PATHNAME', 'unlearn_score_by_key' LANGUAGE C STABLE PARALLEL SAFE;

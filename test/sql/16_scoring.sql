@@ -133,6 +133,65 @@ SET min_parallel_table_scan_size = 0;
 SELECT count(*) AS rows, count(DISTINCT key) AS keys,
 	   bool_and(s.score = unlearn_predict('sc_times', ARRAY[t.u, t.v])) AS same_scores
 FROM unlearn_score('sc_times') s JOIN sc_times t ON s.key->>'at' = to_char(t.at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00');
+-- which form runs: scored in the workers when the plan has them, else in
+-- the backend; the workers' rows are the serial form's, bit for bit, keys
+-- in the same text under another TimeZone
+SET client_min_messages = debug1;
+SELECT count(*) FROM unlearn_score('sc_times');
+RESET client_min_messages;
+CREATE TABLE sc_times_parallel AS SELECT * FROM unlearn_score('sc_times');
+SET max_parallel_workers_per_gather = 0;
+SET TimeZone = 'Asia/Kolkata';
+SET client_min_messages = debug1;
+SELECT count(*) FROM unlearn_score('sc_times');
+RESET client_min_messages;
+CREATE TABLE sc_times_serial AS SELECT * FROM unlearn_score('sc_times');
+RESET TimeZone;
+SELECT (SELECT count(*) FROM sc_times_serial) AS rows,
+	   (SELECT count(*) FROM (SELECT key, label, float8send(score) FROM sc_times_parallel
+							  EXCEPT SELECT key, label, float8send(score) FROM sc_times_serial) d) AS differing;
+DROP TABLE sc_times_parallel, sc_times_serial;
+SET max_parallel_workers_per_gather = 2;
+-- under nulls => 'skip', a row with a null feature has a null label and
+-- score in the workers too
+CREATE TABLE sc_times_gaps AS SELECT * FROM sc_times;
+ALTER TABLE sc_times_gaps ADD PRIMARY KEY (at);
+SELECT model FROM unlearn_train('sc_times_gaps', 'sc_times_gaps', 'y', '{u,v}', sigma => 0.5,
+								nulls => 'skip');
+UPDATE sc_times_gaps SET v = NULL WHERE y = 0 AND u < 20;
+SET client_min_messages = debug1;
+SELECT count(*) FILTER (WHERE label IS NULL AND score IS NULL) AS unscored,
+	   count(*) FILTER (WHERE score IS NOT NULL) AS scored
+FROM unlearn_score('sc_times_gaps');
+RESET client_min_messages;
+SELECT unlearn_drop('sc_times_gaps');
+DROP TABLE sc_times_gaps;
+-- a model whose features and key exceed a function's 100 arguments is
+-- scored in the backend, with the same rows
+DO $$
+BEGIN
+	EXECUTE format('CREATE TABLE sc_broad (id int PRIMARY KEY, y int, %s)',
+				   (SELECT string_agg(format('c%s float8', j), ', ') FROM generate_series(1, 98) j));
+	EXECUTE format('INSERT INTO sc_broad SELECT i, i %% 2, %s FROM generate_series(1, 150) i',
+				   (SELECT string_agg(format('sin(i * %s)', j), ', ') FROM generate_series(1, 98) j));
+END $$;
+SELECT model FROM unlearn_train('sc_broad', 'sc_broad', 'y',
+								(SELECT array_agg('c' || j ORDER BY j) FROM generate_series(1, 98) j),
+								sigma => 0.5);
+SET client_min_messages = debug1;
+SELECT count(*) AS rows, count(DISTINCT key) AS keys FROM unlearn_score('sc_broad');
+RESET client_min_messages;
+SELECT unlearn_drop('sc_broad');
+DROP TABLE sc_broad;
+-- the per-row scorer, called by hand: only as unlearn_score calls it
+SELECT (s).key, (s).label = unlearn_predict_class('sc_times', ARRAY[1.0, 2.0]) AS same_label,
+	   (s).score = unlearn_predict('sc_times', ARRAY[1.0, 2.0]) AS same_score
+FROM (SELECT unlearn._score_columns('sc_times', ARRAY['at'], 1.0::float8, 2.0::float8,
+									timestamptz '2024-03-02 12:00:00+00') AS s) q;
+SELECT unlearn._score_columns('sc_times', ARRAY['at'], 1.0::float8, now());
+SELECT unlearn._score_columns('sc_times', ARRAY['at'], 'x'::text, 2.0::float8, now());
+SELECT unlearn._score_columns('sc_times', ARRAY['at'], VARIADIC ARRAY[1.0, 2.0]);
+SELECT unlearn._score_columns('sc_times', NULL, 1.0::float8, 2.0::float8);
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

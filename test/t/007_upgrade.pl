@@ -2,10 +2,10 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.7.0, through 0.2.0 to 0.6.0).  The models are trained by
+# install's (0.8.0, through 0.2.0 to 0.7.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
-# and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0, 0.5.0 and
-# 0.6.0.
+# and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0
+# and 0.7.0.
 use strict;
 use warnings;
 
@@ -34,7 +34,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.7.0', 'updated to 0.7.0 (through 0.2.0 to 0.6.0)');
+	'0.8.0', 'updated to 0.8.0 (through 0.2.0 to 0.7.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -211,6 +211,31 @@ is($node->safe_psql('from060', q{SELECT l.lanname
 	'unlearn_score is a C function');
 is($node->safe_psql('from060', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.6.0 equals a fresh install');
+
+# 0.7.0 to 0.8.0: on the 0.7.0 catalog, which has no per-row scorer, the
+# new library's unlearn_score scores in the backend even when the plan has
+# workers; after the update it scores in the workers, with the same rows
+$node->safe_psql('postgres', 'CREATE DATABASE from070');
+$node->safe_psql('from070', "CREATE EXTENSION unlearn VERSION '0.7.0'");
+$node->safe_psql('from070', $DIGITS_SQL . q{
+SELECT model FROM unlearn_train('digits', 'digits', 'label', '{pixels}', sigma => 1);
+DELETE FROM digits WHERE id <= 3;
+});
+my $parallel = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+	SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET client_min_messages = debug1;
+	SELECT count(*) FROM unlearn_score('digits');};
+my ($out, $err);
+$node->psql('from070', $parallel, stdout => \$out, stderr => \$err);
+like($err, qr/scores in this backend/, 'on the 0.7.0 catalog, unlearn_score scores in the backend');
+my $scores070 = $node->safe_psql('from070', $scores);
+$node->safe_psql('from070', 'ALTER EXTENSION unlearn UPDATE');
+$node->psql('from070', $parallel, stdout => \$out, stderr => \$err);
+like($err, qr/scores in parallel workers/, 'after the update, it scores in parallel workers');
+is($node->safe_psql('from070', "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+	SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; $scores"), $scores070,
+	'with the same rows');
+is($node->safe_psql('from070', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.7.0 equals a fresh install');
 
 $node->stop;
 done_testing();
