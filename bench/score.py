@@ -5,13 +5,15 @@ A synthetic table of N rows x 50 float8 columns (default N = 1,000,000;
 --rows) with a binary label, a model trained on it, then every row scored
 in one process, side by side, each way timed --reps times (median):
 
-  plain SQL     SELECT id, unlearn_predict(m, ARRAY[c1, ..., c50]) FROM t, and
-                the same with unlearn_predict_class too (what unlearn_score
+  plain SQL     SELECT id, unlearn_predict(m, ARRAY[c1, ..., c50]) FROM t, the
+                same with unlearn_predict_class too, and with the key as
+                jsonb_build_object('id', id::text) (what unlearn_score
                 returns)
   score_row     SELECT t.id, s.* FROM t, unlearn_score_row(m, t) s, and the
                 same with the function in a subquery's select list
   score (key)   SELECT * FROM unlearn_score(m)   (jsonb primary key, label,
-                score): aggregated on the server, and returned to the client
+                score): aggregated on the server, and returned to the client;
+                with workers, the rows are scored in them
                 against plain SQL returning id, unlearn_predict_class and
                 unlearn_predict
   numpy         the same weights and row map applied to the rows in NumPy
@@ -93,6 +95,9 @@ def main():
     plain_labelled = ("SELECT count(*), sum(p), count(c) FROM (SELECT id, unlearn_predict_class('bench_score', %s) AS c, "
                       "unlearn_predict('bench_score', %s) AS p FROM bench_score) x" % (array, array))
     by_key_sum = "SELECT count(*), sum(score), count(label) FROM unlearn_score('bench_score')"
+    plain_keyed = ("SELECT count(*), sum(p), count(c), count(k) FROM (SELECT jsonb_build_object('id', id::text) AS k, "
+                   "unlearn_predict_class('bench_score', %s) AS c, unlearn_predict('bench_score', %s) AS p "
+                   "FROM bench_score) x" % (array, array))
     plain_rows = ("SELECT id, unlearn_predict_class('bench_score', %s), unlearn_predict('bench_score', %s) "
                   "FROM bench_score" % (array, array))
     serial = ("SET max_parallel_workers_per_gather = 0",)
@@ -108,12 +113,16 @@ def main():
     rows.append(["unlearn_score_row (select list), serial", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, plain_labelled, args.reps, serial)
     rows.append(["plain SQL with class, serial", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, plain_keyed, args.reps, serial)
+    rows.append(["plain SQL, jsonb key and class, serial", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_key_sum, args.reps, serial)
     rows.append(["unlearn_score (key, class, score), serial", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, plain, args.reps, parallel)
     rows.append(["plain SQL, 2 workers", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, plain_labelled, args.reps, parallel)
     rows.append(["plain SQL with class, 2 workers", t, t / t_plain, r[0][1]])
+    t, r = timed_median(conn, plain_keyed, args.reps, parallel)
+    rows.append(["plain SQL, jsonb key and class, 2 workers", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_key_sum, args.reps, parallel)
     rows.append(["unlearn_score, 2 workers", t, t / t_plain, r[0][1]])
     t, r = timed_median(conn, by_row, args.reps, parallel)

@@ -58,13 +58,17 @@ CREATE TABLE unlearn.models (
 	spread		float8[],
 	nulls		text NOT NULL DEFAULT 'error' CHECK (nulls IN ('error', 'skip')),
 	skipped		bigint NOT NULL DEFAULT 0,
-	expressions	boolean[]
+	expressions	boolean[],
+	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
+	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64)
 );
 CREATE INDEX ON unlearn.models (source);
 
 COMMENT ON TABLE unlearn.models IS 'one row per unlearn model: metadata, coefficients and removal budget';
 COMMENT ON COLUMN unlearn.models.dims IS 'number of input features d (the intercept, when present, is one more coefficient)';
-COMMENT ON COLUMN unlearn.models.scale IS 'row map: z = ((x - centre) / spread, 1), x -> z / max(scale, ||z||); scale = sqrt(weights per class)';
+COMMENT ON COLUMN unlearn.models.scale IS 'row map: z = ((x - centre) / spread, intercept_scaling), x -> z / max(scale, ||z||); scale = sqrt(weights per class)';
+COMMENT ON COLUMN unlearn.models.intercept_scaling IS 'the intercept''s coordinate before the row map divides by scale: 2 for models trained from 0.8.0, 1 before';
+COMMENT ON COLUMN unlearn.models.spread_steps IS 'steps of the standardize spread grid per power of two: 4 for models trained from 0.8.0, 1 before';
 COMMENT ON COLUMN unlearn.models.preprocess IS 'where centre and spread come from: standardize (mean and standard deviation of the rows the model reflects, on a power-of-two grid, kept so by retraining), declared (given at training) or none (the identity)';
 COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array column); NULL while a standardize model withholds its weights';
 COMMENT ON COLUMN unlearn.models.features IS 'per feature: a column name, or the canonical text of an expression over the row (see expressions)';

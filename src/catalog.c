@@ -221,10 +221,14 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define EXPRESSIONS_COLUMN ", expressions"
 
+#define MAP_GRID_COLUMNS ", intercept_scaling, spread_steps"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
- * read grants), 5 for 0.5.0 (no feature expressions), 6 from 0.6.0.  Between installing this library and ALTER
+ * read grants), 5 for 0.5.0 (no feature expressions), 6 for 0.6.0 and
+ * 0.7.0 (no intercept scaling, an octave spread grid), 7 from 0.8.0.
+ * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
  * no grants table, only owners read a model.
@@ -241,7 +245,9 @@ catalog_level(void)
 		return 3;
 	if (!OidIsValid(get_relname_relid("model_grants", nsp)))
 		return 4;
-	return get_attnum(models, "expressions") == InvalidAttrNumber ? 5 : 6;
+	if (get_attnum(models, "expressions") == InvalidAttrNumber)
+		return 5;
+	return get_attnum(models, "spread_steps") == InvalidAttrNumber ? 6 : 7;
 }
 
 /* whether the catalog keeps a classifier's rows per class (0.4.0 on) */
@@ -256,6 +262,13 @@ bool
 catalog_has_expressions(void)
 {
 	return catalog_level() >= 6;
+}
+
+/* whether the catalog keeps a model's intercept scaling and spread grid (0.8.0 on) */
+bool
+catalog_has_map_grid(void)
+{
+	return catalog_level() >= 7;
 }
 
 /* whether the catalog keeps read grants (0.5.0 on) */
@@ -465,29 +478,30 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[35];
-	Datum		d[35];
+	bool		isnull[37];
+	Datum		d[37];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 35; i++)
+	for (i = 1; i <= 37; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
 			/*
-			 * an older catalog (catalog_level): no map, no null policy, or
-			 * no expressions
+			 * an older catalog (catalog_level): no map, no null policy, no
+			 * expressions, or the intercept scaling and spread grid of 0.7.0
 			 */
 			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) :
-				i == 33 ? CStringGetTextDatum(nulls_names[0]) : (Datum) 0;
+				i == 33 ? CStringGetTextDatum(nulls_names[0]) :
+				i == 36 ? Float8GetDatum(1.0) : i == 37 ? Int32GetDatum(1) : (Datum) 0;
 			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
 	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
-	for (i = 0; i < 35; i++)
+	for (i = 0; i < 37; i++)
 		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
 	m->owner = DatumGetObjectId(d[1]);
@@ -519,6 +533,11 @@ model_from_result(UnlearnModel *m)
 	m->intercept = DatumGetBool(d[10]);
 	m->p = m->dims + (m->intercept ? 1 : 0);
 	m->scale = DatumGetFloat8(d[11]);
+	m->intercept_scaling = DatumGetFloat8(d[35]);
+	m->spread_steps = DatumGetInt32(d[36]);
+	if (!(m->intercept_scaling >= 1.0 && m->intercept_scaling <= MAX_INTERCEPT_SCALING) ||
+		m->spread_steps < 1 || m->spread_steps > MAX_SPREAD_STEPS)
+		corrupt_model(m, "the intercept scaling or the spread grid is out of range");
 	m->rows = DatumGetInt64(d[12]);
 	m->trained_rows = DatumGetInt64(d[13]);
 	m->removed = DatumGetInt64(d[14]);
@@ -588,10 +607,11 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
+										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -871,20 +891,21 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[35] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[37] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
-	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID};
-	Datum		v[35];
-	char		nulls[36];
+	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
+	FLOAT8OID, INT4OID};
+	Datum		v[37];
+	char		nulls[38];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[35] = '\0';
+	nulls[37] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -942,16 +963,19 @@ catalog_insert_model(UnlearnModel *m)
 		v[34] = (Datum) 0;
 		nulls[34] = 'n';
 	}
+	v[35] = Float8GetDatum(m->intercept_scaling);
+	v[36] = Int32GetDatum(m->spread_steps);
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
+										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
-										 level >= 6 ? "$35, " : ""),
-								level >= 6 ? 35 : level >= 4 ? 34 : level >= 3 ? 32 : 29,
+										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : ""),
+								level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 : level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);

@@ -138,6 +138,8 @@ typedef struct UnlearnModel
 	bool		intercept;
 	int			p;				/* d + intercept */
 	double		scale;			/* D of the row map (column_map.c) */
+	double		intercept_scaling;	/* a: the intercept's coordinate before D */
+	int			spread_steps;	/* steps of the spread grid per power of two */
 	UnlearnPreprocess preprocess;	/* where centre and spread come from */
 	double	   *centre;			/* map_columns(m) each; NULL: identity */
 	double	   *spread;
@@ -253,9 +255,15 @@ typedef struct RowMap
 	bool		intercept;
 	bool		pooled;			/* one array column: one centre and spread */
 	double		scale;			/* D */
+	double		intercept_scaling;	/* a */
 	const double *centre;		/* per column; NULL: the identity */
 	const double *spread;
 } RowMap;
+/* the map of a model trained from 0.8.0 (column_map.c), and the bounds of a stored one */
+#define UNLEARN_INTERCEPT_SCALING 2.0
+#define UNLEARN_SPREAD_STEPS 4
+#define MAX_INTERCEPT_SCALING 16.0
+#define MAX_SPREAD_STEPS 64
 struct RowBatch;
 extern void model_row_map(const UnlearnModel *m, RowMap *map);
 extern void map_row(const RowMap *map, double *row);
@@ -394,6 +402,7 @@ extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
 extern bool catalog_has_expressions(void);
+extern bool catalog_has_map_grid(void);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);

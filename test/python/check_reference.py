@@ -10,9 +10,10 @@ float64 references, on real data, to 1e-6 relative:
 
 Every reference fits the same mapped rows, computed here independently of
 the extension (src/column_map.c, preprocess 'standardize' on one array
-column): z = ((x - c) / s, 1) and x -> z / max(sqrt(p), ||z||), with s =
-2^round(log2 sd) and c = (s/4) round(mean / (s/4)) over all the elements;
-the catalog's centre and spread are checked against them too.  And the same
+column): z = ((x - c) / s, a) and x -> z / max(sqrt(p), ||z||), with the
+intercept scaling a = 2, s = 2^(round(4 log2 sd) / 4) and c = (s/4)
+round(mean / (s/4)) over all the elements; the catalog's centre, spread,
+intercept scaling and spread grid are checked against them too.  And the same
 objective, sum l(w.x_i, y_i) + (Lambda / 2) ||w||^2 with
 Lambda = lambda * n (sklearn: C = 1 / Lambda, fit_intercept=False).
 """
@@ -43,6 +44,10 @@ def half_away(v):
     return float(np.sign(v) * np.floor(abs(v) + 0.5))
 
 
+INTERCEPT_SCALING = 2.0
+SPREAD_STEPS = 4
+
+
 def grid(x):
     """centre and spread of the 'standardize' map over all elements of x"""
     v = x.ravel().astype(np.longdouble)
@@ -50,22 +55,25 @@ def grid(x):
     sd = float(np.sqrt(((v - mean) ** 2).mean()))
     mean = float(mean)
     sd = max(sd, 2.0 ** -20 * max(abs(mean), 1.0))
-    spread = 2.0 ** half_away(np.log2(sd))
+    spread = 2.0 ** (half_away(SPREAD_STEPS * np.log2(sd)) / SPREAD_STEPS)
     step = spread / 4
     return step * half_away(mean / step), spread
 
 
 def mapped(x):
     c, s = grid(x)
-    z = np.hstack([(x - c) / s, np.ones((x.shape[0], 1))])
+    z = np.hstack([(x - c) / s, np.full((x.shape[0], 1), INTERCEPT_SCALING)])
     norms = np.sqrt((z * z).sum(1))
     return z / np.maximum(np.sqrt(z.shape[1]), norms)[:, None]
 
 
 def check_map(cur, model, x):
-    cur.execute("SELECT centre[1], spread[1] FROM unlearn.models WHERE model = %s", (model,))
-    c, s = cur.fetchone()
+    cur.execute("SELECT centre[1], spread[1], intercept_scaling, spread_steps FROM unlearn.models "
+                "WHERE model = %s", (model,))
+    c, s, a, k = cur.fetchone()
     check("%s: catalog centre and spread (%g, %g)" % (model, c, s), rel([c, s], list(grid(x))))
+    check("%s: catalog intercept scaling and spread steps (%g, %d)" % (model, a, k),
+          rel([a, k], [INTERCEPT_SCALING, SPREAD_STEPS]))
 
 
 def newton_logistic(z, y, reg):

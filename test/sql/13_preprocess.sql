@@ -2,16 +2,21 @@
 -- default): public centre and spread that are always what a retrain on
 -- the current rows would compute, so that they reveal no deleted row.
 
--- centre and spread from the rows, recomputed in SQL: s = 2^round(log2 sd*),
--- c = (s/4) round(mean / (s/4)), sd* = max(sd, 2^-20 max(|mean|, 1))
+-- centre and spread from the rows, recomputed in SQL, on a grid of k = 4
+-- steps per power of two: s = 2^(round(k log2 sd*) / k), c = (s/4)
+-- round(mean / (s/4)), sd* = max(sd, 2^-20 max(|mean|, 1))
 CREATE FUNCTION pp_expected(tbl regclass, col text, OUT centre float8, OUT spread float8)
 LANGUAGE plpgsql AS $$
 DECLARE
 	m float8;
 	sd float8;
+	step int;
 BEGIN
 	EXECUTE format('SELECT avg(%I), stddev_pop(%I) FROM %s', col, col, tbl) INTO m, sd;
-	spread := 2 ^ round(log(2, greatest(sd, 2 ^ -20 * greatest(abs(m), 1))::numeric));
+	step := round(4 * log(2, greatest(sd, 2 ^ -20 * greatest(abs(m), 1))::numeric));
+	-- as the server computes it: 2^octave times pow(2, r / 4), 0 <= r < 4
+	spread := 2::float8 ^ floor(step / 4.0)::float8
+			  * 2::float8 ^ ((step - 4 * floor(step / 4.0)) / 4.0)::float8;
 	centre := (spread / 4) * round((m / (spread / 4))::numeric);
 END $$;
 CREATE FUNCTION pp_matches(model text, tbl regclass, cols text[]) RETURNS boolean
@@ -28,7 +33,7 @@ SELECT model FROM unlearn_train('pp', 'pp', 'target', '{age,sex,bmi,bp,s1,s2,s3,
 								loss => 'squared', lambda => 1e-4, sigma => 0);
 SELECT preprocess, scale = sqrt(11) AS data_independent_divisor,
 	   pp_matches('pp', 'pp', features) AS centre_spread_from_rows,
-	   spread[1] AS age_spread, centre[1] AS age_centre
+	   spread[1] AS age_spread, centre[1] AS age_centre, intercept_scaling, spread_steps
 FROM unlearn.models WHERE model = 'pp';
 -- the column sums behind it are the owner's only
 CREATE ROLE pp_stranger;
@@ -131,9 +136,10 @@ SELECT preprocess, centre, spread FROM unlearn.models WHERE model = 'pp_decl';
 DELETE FROM pp_leak WHERE id = 1;
 SELECT centre, spread, retrained FROM unlearn.models m, unlearn.ledger l
 WHERE m.model = 'pp_decl' AND l.model = m.model ORDER BY l.id DESC LIMIT 1;
--- the map of a declared model, by hand: z = ((x - c) / s, 1) / max(sqrt(3), ||.||)
+-- the map of a declared model, by hand: z = ((x - c) / s, a) / max(sqrt(3), ||.||)
+-- with the intercept scaling a = 2
 SELECT abs(unlearn_predict('pp_decl', '{0.75,4}') -
-		   1 / (1 + exp(-(c[1] * 1 + c[2] * 2 + c[3]) / greatest(sqrt(3), sqrt(1 + 4 + 1))))) < 1e-12 AS map_by_hand
+		   1 / (1 + exp(-(c[1] * 1 + c[2] * 2 + c[3] * 2) / greatest(sqrt(3), sqrt(1 + 4 + 4))))) < 1e-12 AS map_by_hand
 FROM (SELECT unlearn_coef('pp_decl') AS c) w;
 SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'declared', centre => '{0}', spread => '{1}');
 SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'declared', centre => '{0,0}', spread => '{1,0}');
