@@ -73,16 +73,18 @@ def sqlstate(cur, sql, args=()):
         return e.pgcode
 
 
-def row_map(x, centre, spread, scale):
+def row_map(x, centre, spread, scale, intercept_scaling):
     """the model's map (src/column_map.c): standardise, append 1, divide by max(D, ||z||)"""
-    z = np.append((x - centre) / spread, 1.0)
+    z = np.append((x - centre) / spread, intercept_scaling)
     return z / max(scale, np.linalg.norm(z))
 
 
 def public_model(cur):
-    cur.execute("SELECT coef, centre, spread, scale, reg FROM unlearn.models WHERE model = 'va'")
-    coef, centre, spread, scale, reg = cur.fetchone()
-    return np.array(coef), np.array(centre), np.array(spread), scale, reg
+    cur.execute("SELECT coef, centre, spread, scale, intercept_scaling, reg FROM unlearn.models "
+                "WHERE model = 'va'")
+    coef, centre, spread, scale, intercept_scaling, reg = cur.fetchone()
+    # the divisor D and the intercept scaling a of the row map
+    return np.array(coef), np.array(centre), np.array(spread), (scale, intercept_scaling), reg
 
 
 def analyst_sees_nothing(cur, when):
@@ -146,15 +148,15 @@ def main():
             continue  # a retrain moved the map: another release, not a step
         # H at the public w from the rows that are left (the Hessian of
         # sum l(w.z) + Lambda/2 |w|^2; the noise term is linear)
-        Z = np.array([row_map(v, centre, spread, scale) for k, v in before.items() if k != victim])
+        Z = np.array([row_map(v, centre, spread, *scale) for k, v in before.items() if k != victim])
         s = 1.0 / (1.0 + np.exp(-(Z @ w_before)))
         H = (Z * (s * (1 - s))[:, None]).T @ Z + reg * np.eye(len(w_before))
         u = H @ (w_before - w_after)
-        z_r = row_map(before[victim], centre, spread, scale)
+        z_r = row_map(before[victim], centre, spread, *scale)
         cosines.append(abs(u @ z_r) / (np.linalg.norm(u) * np.linalg.norm(z_r)))
         # which row was it?  the one whose direction H v matches best
-        scores = {k: abs(u @ row_map(v, centre, spread, scale)) /
-                  np.linalg.norm(row_map(v, centre, spread, scale)) for k, v in before.items()}
+        scores = {k: abs(u @ row_map(v, centre, spread, *scale)) /
+                  np.linalg.norm(row_map(v, centre, spread, *scale)) for k, v in before.items()}
         identified += max(scores, key=scores.get) == victim
     cur.execute("RESET ROLE")
     check("a granted role compared %d pairs of versions" % len(cosines), len(cosines) >= 8)
