@@ -222,11 +222,12 @@ keyed_scorer_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	if (ks->scored_in_query)
 	{
-		HeapTupleHeader scored = DatumGetHeapTupleHeader(slot->tts_values[0]);
+		HeapTupleHeader scored;
 		HeapTupleData tuple;
 
 		if (slot->tts_isnull[0])
 			elog(ERROR, "unlearn_score: a scored row is null");
+		scored = DatumGetHeapTupleHeader(slot->tts_values[0]);
 		tuple.t_len = HeapTupleHeaderGetDatumLength(scored);
 		ItemPointerSetInvalid(&tuple.t_self);
 		tuple.t_tableOid = InvalidOid;
