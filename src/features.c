@@ -259,7 +259,6 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 		const char *col = i < m->nfeatures ? m->features[i] : m->label;
 		AttrNumber	attnum;
 		Oid			t;
-		bool		is_array;
 		bool		fits;
 
 		if (i == m->nfeatures && !with_label)
@@ -288,7 +287,7 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 					 errhint("The relation needs every %scolumn of model \"%s\".",
 							 with_label ? "feature and label " : "feature ", m->name)));
 		if (i < m->nfeatures)
-			fits = feature_type_supported(t, &is_array) && is_array == m->feature_array;
+			fits = feature_type_fits(m, t);
 		else
 			fits = label_type_supported(t, m->loss);
 		if (!fits)

@@ -347,7 +347,6 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 	for (j = 0; j < m->nfeatures; j++)
 	{
 		Oid			t = InvalidOid;
-		bool		is_array;
 
 		rs->attnums[j] = InvalidAttrNumber;
 		if (feature_is_expression(m, j))
@@ -369,7 +368,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 					 errmsg("the row has no column \"%s\"", m->features[j]),
 					 errhint("unlearn_score_row needs a row with every feature column of model \"%s\".",
 							 m->name)));
-		if (!feature_type_supported(t, &is_array) || is_array != m->feature_array)
+		if (!feature_type_fits(m, t))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of the row has type %s, which does not fit model \"%s\"",

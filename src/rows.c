@@ -65,6 +65,15 @@ feature_type_supported(Oid type, bool *is_array)
 	return is_numeric_scalar(base) || base == BOOLOID;
 }
 
+/* whether a feature column of type type fits m: supported, and of m's shape */
+bool
+feature_type_fits(UnlearnModel *m, Oid type)
+{
+	bool		is_array;
+
+	return feature_type_supported(type, &is_array) && is_array == m->feature_array;
+}
+
 bool
 label_type_supported(Oid type, UnlearnLoss loss)
 {

@@ -98,6 +98,29 @@ typedef struct ColumnScorer
 /* arguments of unlearn._score_columns before the columns */
 #define SCORE_COLUMNS_FIXED_ARGS 2
 
+/* room for n key columns, in the current memory context */
+static void
+key_alloc(PrimaryKey *key, int n)
+{
+	key->ncolumns = n;
+	key->names = palloc(sizeof(char *) * Max(n, 1));
+	key->types = palloc(sizeof(Oid) * Max(n, 1));
+	key->output = palloc(sizeof(FmgrInfo) * Max(n, 1));
+}
+
+/* key column i: its name, its type and that type's output function */
+static void
+key_column_set(PrimaryKey *key, int i, const char *name, Oid type)
+{
+	Oid			output;
+	bool		varlena;
+
+	key->names[i] = pstrdup(name);
+	key->types[i] = type;
+	getTypeOutputInfo(type, &output, &varlena);
+	fmgr_info(output, &key->output[i]);
+}
+
 /*
  * The primary key of relid, or an error (42809) for a relation without one.
  */
@@ -120,20 +143,12 @@ primary_key_of(Oid relid)
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for index %u", index);
 	form = (Form_pg_index) GETSTRUCT(tuple);
-	key->ncolumns = form->indnkeyatts;
-	key->names = palloc(sizeof(char *) * key->ncolumns);
-	key->types = palloc(sizeof(Oid) * key->ncolumns);
-	key->output = palloc(sizeof(FmgrInfo) * key->ncolumns);
+	key_alloc(key, form->indnkeyatts);
 	for (i = 0; i < key->ncolumns; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), form->indkey.values[i] - 1);
-		Oid			output;
-		bool		varlena;
 
-		key->names[i] = pstrdup(NameStr(att->attname));
-		key->types[i] = att->atttypid;
-		getTypeOutputInfo(att->atttypid, &output, &varlena);
-		fmgr_info(output, &key->output[i]);
+		key_column_set(key, i, NameStr(att->attname), att->atttypid);
 	}
 	ReleaseSysCache(tuple);
 	/* the lock stays until the transaction ends: no DDL between here and the scan */
@@ -460,11 +475,10 @@ bind_column_scorer(FunctionCallInfo fcinfo, const char *name)
 	for (j = 0; j < m->nfeatures; j++)
 	{
 		Oid			t = get_fn_expr_argtype(fcinfo->flinfo, SCORE_COLUMNS_FIXED_ARGS + j);
-		bool		is_array;
 
 		if (!OidIsValid(t))
 			elog(ERROR, "unlearn._score_columns: argument types are unknown");
-		if (!feature_type_supported(t, &is_array) || is_array != m->feature_array)
+		if (!feature_type_fits(m, t))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("feature \"%s\" has type %s, which does not fit model \"%s\"",
@@ -472,16 +486,11 @@ bind_column_scorer(FunctionCallInfo fcinfo, const char *name)
 					 errhint("Pass each feature as the model's table has it, or call unlearn_score.")));
 		m->column_types[j] = t;
 	}
-	cs->key.ncolumns = nnames;
-	cs->key.names = palloc(sizeof(char *) * Max(nnames, 1));
-	cs->key.types = palloc(sizeof(Oid) * Max(nnames, 1));
-	cs->key.output = palloc(sizeof(FmgrInfo) * Max(nnames, 1));
+	key_alloc(&cs->key, nnames);
 	for (j = 0; j < nnames; j++)
 	{
 		Oid			t = get_fn_expr_argtype(fcinfo->flinfo,
 											SCORE_COLUMNS_FIXED_ARGS + m->nfeatures + j);
-		Oid			output;
-		bool		varlena;
 
 		if (name_null[j])
 			ereport(ERROR,
@@ -489,10 +498,8 @@ bind_column_scorer(FunctionCallInfo fcinfo, const char *name)
 					 errmsg("a key column name must not be null")));
 		if (!OidIsValid(t))
 			elog(ERROR, "unlearn._score_columns: argument types are unknown");
-		cs->key.names[j] = TextDatumGetCString(names[j]);
-		cs->key.types[j] = t;
-		getTypeOutputInfo(t, &output, &varlena);
-		fmgr_info_cxt(output, &cs->key.output[j], cxt);
+		/* in cxt, the current context here */
+		key_column_set(&cs->key, j, TextDatumGetCString(names[j]), t);
 	}
 	cs->columns = palloc0(sizeof(Datum) * (m->nfeatures + 1));
 	cs->column_null = palloc0(sizeof(bool) * (m->nfeatures + 1));

@@ -236,8 +236,16 @@ unlearn_train(PG_FUNCTION_ARGS)
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
 	m->skip_nulls = strcmp(nulls, "skip") == 0;
 	/* a catalog before 0.8.0 keeps neither: its models map as 0.7.0 did */
-	m->intercept_scaling = catalog_has_map_grid() ? UNLEARN_INTERCEPT_SCALING : 1.0;
-	m->spread_steps = catalog_has_map_grid() ? UNLEARN_SPREAD_STEPS : 1;
+	if (catalog_has_map_grid())
+	{
+		m->intercept_scaling = UNLEARN_INTERCEPT_SCALING;
+		m->spread_steps = UNLEARN_SPREAD_STEPS;
+	}
+	else
+	{
+		m->intercept_scaling = 1.0;
+		m->spread_steps = 1;
+	}
 	m->owner = GetUserId();
 	m->source = relid;
 	m->nclasses = 1;

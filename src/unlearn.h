@@ -349,6 +349,7 @@ extern void feature_evaluator_free(FeatureEvaluator *fe);
 /* rows.c */
 extern bool is_numeric_scalar(Oid base);
 extern bool feature_type_supported(Oid type, bool *is_array);
+extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
