@@ -192,6 +192,12 @@ SELECT unlearn._score_columns('sc_times', ARRAY['at'], 1.0::float8, now());
 SELECT unlearn._score_columns('sc_times', ARRAY['at'], 'x'::text, 2.0::float8, now());
 SELECT unlearn._score_columns('sc_times', ARRAY['at'], VARIADIC ARRAY[1.0, 2.0]);
 SELECT unlearn._score_columns('sc_times', NULL, 1.0::float8, 2.0::float8);
+-- and it reads no model its caller may not read
+CREATE ROLE sc_prober;
+SET ROLE sc_prober;
+SELECT unlearn._score_columns('sc_times', ARRAY['at'], 1.0::float8, 2.0::float8, now());
+RESET ROLE;
+DROP ROLE sc_prober;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
