@@ -224,12 +224,12 @@ DELETE FROM digits WHERE id <= 3;
 my $parallel = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 	SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET client_min_messages = debug1;
 	SELECT count(*) FROM unlearn_score('digits');};
-my ($out, $err);
-$node->psql('from070', $parallel, stdout => \$out, stderr => \$err);
+my $debug_out;
+$node->psql('from070', $parallel, stdout => \$debug_out, stderr => \$err);
 like($err, qr/scores in this backend/, 'on the 0.7.0 catalog, unlearn_score scores in the backend');
 my $scores070 = $node->safe_psql('from070', $scores);
 $node->safe_psql('from070', 'ALTER EXTENSION unlearn UPDATE');
-$node->psql('from070', $parallel, stdout => \$out, stderr => \$err);
+$node->psql('from070', $parallel, stdout => \$debug_out, stderr => \$err);
 like($err, qr/scores in parallel workers/, 'after the update, it scores in parallel workers');
 is($node->safe_psql('from070', "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 	SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; $scores"), $scores070,
