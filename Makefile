@@ -1,5 +1,5 @@
 EXTENSION = unlearn
-EXTVERSION = 0.8.0
+EXTVERSION = 0.9.0
 
 MODULE_big = unlearn
 OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
@@ -17,7 +17,8 @@ DATA = sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.1.0--0.2.0.sql \
 	sql/$(EXTENSION)--0.4.0.sql sql/$(EXTENSION)--0.4.0--0.5.0.sql \
 	sql/$(EXTENSION)--0.5.0.sql sql/$(EXTENSION)--0.5.0--0.6.0.sql \
 	sql/$(EXTENSION)--0.6.0.sql sql/$(EXTENSION)--0.6.0--0.7.0.sql \
-	sql/$(EXTENSION)--0.7.0.sql sql/$(EXTENSION)--0.7.0--0.8.0.sql
+	sql/$(EXTENSION)--0.7.0.sql sql/$(EXTENSION)--0.7.0--0.8.0.sql \
+	sql/$(EXTENSION)--0.8.0.sql sql/$(EXTENSION)--0.8.0--0.9.0.sql
 
 TESTS = $(sort $(wildcard test/sql/*.sql))
 REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))

@@ -60,7 +60,8 @@ CREATE TABLE unlearn.models (
 	skipped		bigint NOT NULL DEFAULT 0,
 	expressions	boolean[],
 	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
-	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64)
+	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64),
+	classes_declared boolean NOT NULL DEFAULT false
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -69,6 +70,7 @@ COMMENT ON COLUMN unlearn.models.dims IS 'number of input features d (the interc
 COMMENT ON COLUMN unlearn.models.scale IS 'row map: z = ((x - centre) / spread, intercept_scaling), x -> z / max(scale, ||z||); scale = sqrt(weights per class)';
 COMMENT ON COLUMN unlearn.models.intercept_scaling IS 'the intercept''s coordinate before the row map divides by scale: 2 for models trained from 0.8.0, 1 before';
 COMMENT ON COLUMN unlearn.models.spread_steps IS 'steps of the standardize spread grid per power of two: 4 for models trained from 0.8.0, 1 before';
+COMMENT ON COLUMN unlearn.models.classes_declared IS 'true when the classes were declared (unlearn_train''s classes, or a boolean label''s false and true) rather than taken from the rows: they never change, and a row with another label is refused';
 COMMENT ON COLUMN unlearn.models.preprocess IS 'where centre and spread come from: standardize (mean and standard deviation of the rows the model reflects, on a power-of-two grid, kept so by retraining), declared (given at training) or none (the identity)';
 COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array column); NULL while a standardize model withholds its weights';
 COMMENT ON COLUMN unlearn.models.features IS 'per feature: a column name, or the canonical text of an expression over the row (see expressions)';
@@ -225,7 +227,7 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
-	nulls text)
+	nulls text, classes text[])
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -276,16 +278,17 @@ CREATE FUNCTION unlearn_train(
 	preprocess text DEFAULT 'standardize',
 	centre float8[] DEFAULT NULL,
 	spread float8[] DEFAULT NULL,
-	nulls text DEFAULT 'error')
+	nulls text DEFAULT 'error',
+	classes text[] DEFAULT NULL)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19);
+	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20);
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[])
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model; classes declares a classifier''s labels (a boolean label declares false and true), which then never change, and a row with another label is refused';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status

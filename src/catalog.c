@@ -140,8 +140,9 @@ counts_from_array(Datum arr, int n, UnlearnModel *m)
 		corrupt_model(m, "a count array has the wrong shape");
 	v = palloc(sizeof(int64) * Max(n, 1));
 	memcpy(v, ARR_DATA_PTR(a), sizeof(int64) * n);
+	/* a declared class may have no row; one taken from the rows has some */
 	for (i = 0; i < n; i++)
-		if (v[i] <= 0)
+		if (v[i] < (m->classes_declared ? 0 : 1))
 			corrupt_model(m, "a class count is out of range");
 	return v;
 }
@@ -223,11 +224,14 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define MAP_GRID_COLUMNS ", intercept_scaling, spread_steps"
 
+#define DECLARED_CLASSES_COLUMN ", classes_declared"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
  * read grants), 5 for 0.5.0 (no feature expressions), 6 for 0.6.0 and
- * 0.7.0 (no intercept scaling, an octave spread grid), 7 from 0.8.0.
+ * 0.7.0 (no intercept scaling, an octave spread grid), 7 for 0.8.0 (no
+ * declared classes), 8 from 0.9.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -247,7 +251,9 @@ catalog_level(void)
 		return 4;
 	if (get_attnum(models, "expressions") == InvalidAttrNumber)
 		return 5;
-	return get_attnum(models, "spread_steps") == InvalidAttrNumber ? 6 : 7;
+	if (get_attnum(models, "spread_steps") == InvalidAttrNumber)
+		return 6;
+	return get_attnum(models, "classes_declared") == InvalidAttrNumber ? 7 : 8;
 }
 
 /* whether the catalog keeps a classifier's rows per class (0.4.0 on) */
@@ -269,6 +275,13 @@ bool
 catalog_has_map_grid(void)
 {
 	return catalog_level() >= 7;
+}
+
+/* whether the catalog keeps whether a model's classes were declared (0.9.0 on) */
+bool
+catalog_has_declared_classes(void)
+{
+	return catalog_level() >= 8;
 }
 
 /* whether the catalog keeps read grants (0.5.0 on) */
@@ -478,30 +491,32 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[37];
-	Datum		d[37];
+	bool		isnull[38];
+	Datum		d[38];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 37; i++)
+	for (i = 1; i <= 38; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
 			/*
 			 * an older catalog (catalog_level): no map, no null policy, no
-			 * expressions, or the intercept scaling and spread grid of 0.7.0
+			 * expressions, the intercept scaling and spread grid of 0.7.0,
+			 * or declared classes
 			 */
 			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) :
 				i == 33 ? CStringGetTextDatum(nulls_names[0]) :
-				i == 36 ? Float8GetDatum(1.0) : i == 37 ? Int32GetDatum(1) : (Datum) 0;
+				i == 36 ? Float8GetDatum(1.0) : i == 37 ? Int32GetDatum(1) :
+				i == 38 ? BoolGetDatum(false) : (Datum) 0;
 			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
 	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
-	for (i = 0; i < 37; i++)
+	for (i = 0; i < 38; i++)
 		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
 	m->owner = DatumGetObjectId(d[1]);
@@ -524,6 +539,9 @@ model_from_result(UnlearnModel *m)
 		(m->classes == NULL || m->nlabels > UNLEARN_MAX_CLASSES ||
 		 m->nlabels < (m->status == MODEL_READY ? 2 : 0)))
 		corrupt_model(m, "the class list does not fit the loss");
+	m->classes_declared = DatumGetBool(d[37]);
+	if (m->classes_declared && (m->loss != LOSS_LOGISTIC || m->nlabels < 2))
+		corrupt_model(m, "declared classes need a classifier with two or more");
 	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
 	m->dims = DatumGetInt32(d[9]);
 	if (m->dims <= 0 || m->dims > UNLEARN_MAX_DIMS ||
@@ -607,11 +625,12 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
+										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -891,21 +910,21 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[37] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[38] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
-	FLOAT8OID, INT4OID};
-	Datum		v[37];
-	char		nulls[38];
+	FLOAT8OID, INT4OID, BOOLOID};
+	Datum		v[38];
+	char		nulls[39];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[37] = '\0';
+	nulls[38] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -965,17 +984,21 @@ catalog_insert_model(UnlearnModel *m)
 	}
 	v[35] = Float8GetDatum(m->intercept_scaling);
 	v[36] = Int32GetDatum(m->spread_steps);
+	v[37] = BoolGetDatum(m->classes_declared);
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%s%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
+										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
-										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : ""),
-								level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 : level >= 3 ? 32 : 29,
+										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : "",
+										 level >= 8 ? "$38, " : ""),
+								level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);

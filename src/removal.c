@@ -101,7 +101,9 @@ prepare_rows(UnlearnModel *m, RowBatch *batch, StepRows *rows)
  * a row brings a label that is no class of the model.  The model is then
  * retrained and takes its classes from the rows left (retrain_or_rest),
  * so its public class list never names a label of deleted rows only.
- * O(rows * K).
+ * Declared classes always hold: a class may have no row, and an added
+ * row with another label is an error, whatever the model's state, so
+ * that no later retrain, in a DELETE say, meets one.  O(rows * K).
  */
 bool
 class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
@@ -110,7 +112,12 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	int			i,
 				k;
 
-	if (m->loss == LOSS_SQUARED || m->status != MODEL_READY)
+	if (m->loss == LOSS_SQUARED)
+		return true;
+	for (i = 0; m->classes_declared && added != NULL && i < added->count; i++)
+		if (class_position(m->classes, m->nlabels, added->labels[i]) < 0)
+			undeclared_label_error(m);
+	if (m->status != MODEL_READY)
 		return true;
 	if (m->class_rows == NULL)
 	{
@@ -133,7 +140,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 		else
 			m->class_rows[k]++;
 	}
-	for (k = 0; k < m->nlabels; k++)
+	for (k = 0; k < m->nlabels && !m->classes_declared; k++)
 		if (m->class_rows[k] <= 0)
 			holds = false;
 	return holds;
@@ -567,7 +574,7 @@ rest_model(UnlearnModel *m, int64 rows, bool one_class)
 	m->rows = rows;
 	m->class_rows = NULL;
 	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
-	if (!one_class && m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
+	if (!one_class && m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
 		classes_from_rows(m);
 	if (one_class)
 		ereport(MODEL_NOTICE(m),
@@ -607,7 +614,7 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 		ereport(MODEL_NOTICE(m),
 				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
 				 errdetail("%s", why)));
-	if (m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
+	if (m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
 		m->classes = NULL;
 	if (!retrain_model(m, verbose, true))
 	{
@@ -872,7 +879,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 						"Its table has enough rows again.");
 		/* its public class list follows the rows here too */
 		if (m->status != MODEL_READY && !m->retrained_now && nrem > 0 &&
-			m->loss == LOSS_LOGISTIC && catalog_tracks_classes())
+			m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
 			classes_from_rows(m);
 		return 0.0;
 	}

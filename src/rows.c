@@ -171,6 +171,24 @@ label_from_datum(Oid type, Datum d, double *value)
 }
 
 /*
+ * The canonical text (and value) of a label given as text for a label
+ * column of type type, as a row holding it would have: a declared class.
+ * The text is read by the base type's own input function (a built-in
+ * one: label_type_supported), so a domain's checks, which may call a
+ * role's functions, do not run.
+ */
+char *
+label_from_text(Oid type, const char *text, double *value)
+{
+	Oid			base = getBaseType(type);
+	Oid			input;
+	Oid			ioparam;
+
+	getTypeInputInfo(base, &input, &ioparam);
+	return label_from_datum(base, OidInputFunctionCall(input, (char *) text, ioparam, -1), value);
+}
+
+/*
  * Copy a numeric array into out[expected]; expected < 0 accepts any
  * length.  Returns the length.  Errors name the model, never a value.
  */

@@ -90,6 +90,21 @@ design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 	return dm->y[i];
 }
 
+/*
+ * A row brings a label that is none of m's declared classes: refused, at
+ * training and when an INSERT or UPDATE brings it, never when a DELETE
+ * removes a row (every row of the model has a declared label).
+ */
+void
+undeclared_label_error(UnlearnModel *m)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("a row has a label that is not a declared class of model \"%s\"", m->name),
+			 errdetail("The classes of the model were declared when it was trained; see unlearn.models.classes."),
+			 errhint("Give the row one of those labels, or train the model again with unlearn_train(..., classes => ...) naming this one as well.")));
+}
+
 /* distinct labels met while loading a new logistic model's rows */
 typedef struct LabelSet
 {
@@ -133,6 +148,8 @@ label_index(UnlearnModel *m, LabelSet *set, char *label, double value)
 	for (k = 0; k < set->n; k++)
 		if (strcmp(set->text[k], label) == 0)
 			return k;
+	if (m->classes_declared)
+		undeclared_label_error(m);
 	if (set->n == UNLEARN_MAX_CLASSES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -149,7 +166,8 @@ label_index(UnlearnModel *m, LabelSet *set, char *label, double value)
  * the label type's order (the positive class of a binary model last), turn
  * the rows' provisional indexes into targets and count the rows of each
  * class.  Returns false, with the labels there are in m->classes, if the
- * rows have fewer than two.
+ * rows have fewer than two.  Declared classes are the set whatever the
+ * rows have, but a first training still needs rows of two of them.
  */
 static bool
 choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
@@ -188,6 +206,16 @@ choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
 		dm->cls[i] = rank[dm->cls[i]];
 		dm->y[i] = m->nclasses == 1 ? (dm->cls[i] == 1 ? 1.0 : -1.0) : 0.0;
 		m->class_rows[dm->cls[i]]++;
+	}
+	if (m->classes_declared && m->trained_rows == 0)
+	{
+		/* a first training on one label is a mistake, declared or not */
+		int			present = 0;
+
+		for (k = 0; k < set->n; k++)
+			present += m->class_rows[k] > 0;
+		if (present < 2)
+			return false;
 	}
 	if (m->nclasses == 1)
 	{
@@ -299,7 +327,16 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 				 errhint("Insert rows before training.")));
 
 	if (discover && m->loss == LOSS_LOGISTIC)
+	{
 		labels = palloc0(sizeof(LabelSet));
+		/* declared classes are the set from the start, rows or none */
+		for (; m->classes_declared && labels->n < m->nlabels; labels->n++)
+		{
+			labels->text[labels->n] = m->classes[labels->n];
+			(void) label_from_text(m->column_types[m->nfeatures], m->classes[labels->n],
+								   &labels->value[labels->n]);
+		}
+	}
 
 	/* planned and run as the table's owner (privilege.c) */
 	enter_table_owner_context(m->source, &ctx);
@@ -837,7 +874,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 {
 	DesignMatrix dm;
 	char	   *relation = relation_qualified_name(m->source);
-	bool		discover = (m->classes == NULL && m->loss == LOSS_LOGISTIC);
+	bool		discover = ((m->classes == NULL || m->classes_declared) && m->loss == LOSS_LOGISTIC);
 	bool		enough_classes;
 	int			k;
 	int			p;

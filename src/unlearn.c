@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -43,8 +44,80 @@ _PG_init(void)
 static const char *const train_argnames[] = {
 	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
 	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose",
-	"preprocess", "centre", "spread", "nulls"
+	"preprocess", "centre", "spread", "nulls", "classes"
 };
+
+/*
+ * A classifier's declared classes (arr), or for a boolean label with
+ * none declared its type's two values, into m->classes as the canonical
+ * texts rows would have (rows.c).  retrain_model puts them in the label
+ * type's order.  Without arr, other labels leave the classes to the rows.
+ */
+static void
+declare_classes(UnlearnModel *m, ArrayType *arr)
+{
+	Oid			label_type = m->column_types[m->nfeatures];
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i,
+				k;
+
+	if (arr == NULL)
+	{
+		if (m->loss == LOSS_LOGISTIC && getBaseType(label_type) == BOOLOID &&
+			catalog_has_declared_classes())
+		{
+			m->nlabels = 2;
+			m->classes = palloc(sizeof(char *) * 2);
+			m->classes[0] = pstrdup("false");
+			m->classes[1] = pstrdup("true");
+			m->classes_declared = true;
+		}
+		return;
+	}
+	if (m->loss != LOSS_LOGISTIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("classes are for classifiers: model \"%s\" has squared loss", m->name),
+				 errhint("Leave classes out, or train with loss => 'logistic'.")));
+	if (!catalog_has_declared_classes())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("declared classes need version 0.9.0 of the unlearn catalog"),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("classes must be a one-dimensional array")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n < 2 || n > UNLEARN_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("classes must name 2 to %d labels, not %d", UNLEARN_MAX_CLASSES, n),
+				 errhint("Declare every label the rows may have, or leave classes out to take them from the rows.")));
+	m->classes = palloc(sizeof(char *) * n);
+	for (i = 0; i < n; i++)
+	{
+		double		value;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("classes must not contain a null"),
+					 errhint("A row with a null label is refused, or skipped under nulls => 'skip'.")));
+		m->classes[i] = label_from_text(label_type, TextDatumGetCString(elems[i]), &value);
+		for (k = 0; k < i; k++)
+			if (strcmp(m->classes[k], m->classes[i]) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("classes must name each label once"),
+						 errdetail("Elements %d and %d are the same value of the type of label column \"%s\".",
+								   k + 1, i + 1, m->label)));
+	}
+	m->nlabels = n;
+	m->classes_declared = true;
+}
 
 /* the i-th feature column's declared centre or spread, checked */
 static double *
@@ -169,10 +242,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 	state_store_require();
 	/*
 	 * the 0.1.0 and 0.2.0 catalogs call with 15 arguments and have no map;
-	 * the 0.3.0 catalog calls with 18 and has no null policy
+	 * the 0.3.0 catalog calls with 18 and has no null policy; those before
+	 * 0.9.0 call with 19 and declare no classes
 	 */
 	for (i = 0; i < Min(PG_NARGS(), lengthof(train_argnames)); i++)
-		if (PG_ARGISNULL(i) && i != 16 && i != 17)
+		if (PG_ARGISNULL(i) && i != 16 && i != 17 && i != 19)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument \"%s\" of unlearn_train must not be null", train_argnames[i])));
@@ -253,6 +327,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->status = MODEL_READY;
 
 	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->label);
+	declare_classes(m, PG_NARGS() > 19 && !PG_ARGISNULL(19) ? PG_GETARG_ARRAYTYPE_P(19) : NULL);
 	if (m->preprocess == PREPROCESS_DECLARED)
 	{
 		m->centre = declared_map(m, PG_GETARG_ARRAYTYPE_P(16), "centre", false);

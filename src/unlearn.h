@@ -140,6 +140,7 @@ typedef struct UnlearnModel
 	double		scale;			/* D of the row map (column_map.c) */
 	double		intercept_scaling;	/* a: the intercept's coordinate before D */
 	int			spread_steps;	/* steps of the spread grid per power of two */
+	bool		classes_declared;	/* classes fixed at training, not the rows' */
 	UnlearnPreprocess preprocess;	/* where centre and spread come from */
 	double	   *centre;			/* map_columns(m) each; NULL: identity */
 	double	   *spread;
@@ -351,6 +352,7 @@ extern bool is_numeric_scalar(Oid base);
 extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
+extern char *label_from_text(Oid type, const char *text, double *value);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
@@ -365,6 +367,7 @@ extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, dou
 						   char **label, double *label_value);
 
 /* train.c */
+extern void undeclared_label_error(UnlearnModel *m);
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
 extern bool load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
@@ -404,6 +407,7 @@ extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
 extern bool catalog_has_expressions(void);
 extern bool catalog_has_map_grid(void);
+extern bool catalog_has_declared_classes(void);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);

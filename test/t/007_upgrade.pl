@@ -2,10 +2,10 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.8.0, through 0.2.0 to 0.7.0).  The models are trained by
+# install's (0.9.0, through 0.2.0 to 0.8.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
-# and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0
-# and 0.7.0.
+# and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
+# 0.7.0 and 0.8.0.
 use strict;
 use warnings;
 
@@ -34,7 +34,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.8.0', 'updated to 0.8.0 (through 0.2.0 to 0.7.0)');
+	'0.9.0', 'updated to 0.9.0 (through 0.2.0 to 0.8.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -236,6 +236,33 @@ is($node->safe_psql('from070', "SET max_parallel_workers_per_gather = 2; SET par
 	'with the same rows');
 is($node->safe_psql('from070', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.7.0 equals a fresh install');
+
+# 0.8.0 to 0.9.0: the 0.8.0 catalog cannot say that classes were declared,
+# so the new library takes a boolean model's classes from its rows there;
+# after the update that model goes on so, and a new training declares them
+$node->safe_psql('postgres', 'CREATE DATABASE from080');
+$node->safe_psql('from080', "CREATE EXTENSION unlearn VERSION '0.8.0'");
+$node->safe_psql('from080', $DIGITS_SQL . q{
+CREATE TABLE threes AS SELECT id, label = 3 AS three, pixels FROM digits;
+ALTER TABLE threes ADD PRIMARY KEY (id);
+CREATE TABLE sevens AS SELECT id, label = 7 AS seven, pixels FROM digits;
+ALTER TABLE sevens ADD PRIMARY KEY (id);
+SELECT model FROM unlearn_train('threes', 'threes', 'three', '{pixels}', sigma => 100);
+});
+$node->safe_psql('from080', 'ALTER EXTENSION unlearn UPDATE');
+$node->safe_psql('from080', q{
+SELECT model FROM unlearn_train('sevens', 'sevens', 'seven', '{pixels}', sigma => 100);
+DELETE FROM threes WHERE three;
+DELETE FROM sevens WHERE seven;
+});
+is($node->safe_psql('from080', q{
+	SELECT string_agg(model || ':' || classes_declared || ':' || classes::text || ':' || state, ',' ORDER BY model)
+	FROM unlearn.models}), 'sevens:true:{false,true}:ready,threes:false:{false}:too few rows',
+	'after the update, the model trained before takes its classes from the rows, and a new one declares them');
+is($node->safe_psql('from080', q{SELECT certified FROM unlearn_verify('sevens')}), 't',
+	'the new one stays certified');
+is($node->safe_psql('from080', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.8.0 equals a fresh install');
 
 $node->stop;
 done_testing();
