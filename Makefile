@@ -7,7 +7,7 @@ OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
 	src/verify.o src/state_store.o src/cholesky_modify.o \
 	src/privilege.o src/rows.o src/runtime.o src/worker.o \
 	src/column_map.o src/metrics.o src/evaluate.o src/grants.o \
-	src/feature_expr.o src/plan.o src/score.o
+	src/feature_expr.o src/plan.o src/score.o src/aggregates.o
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # earlier releases as shipped, and the scripts that update them

@@ -421,3 +421,78 @@ RETURNS TABLE(basis text, sigma float8, budget float8, bound_per_removal float8,
 AS 'MODULE_PATHNAME', 'unlearn_plan' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION unlearn_plan(bigint, text, bigint, integer, integer, float8, float8, float8, text, boolean)
 IS 'the sigma that lets a model absorb a number of single-row removals between re-anchorings: worst case from the table size, and measured from a model''s ledger; for a model (owner only), the accuracy cost of that sigma measured by fitting its rows';
+
+-- Training statistics as aggregates (src/aggregates.c): the loss and
+-- gradient, the gradient and Hessian at a given w, and the Gram matrix,
+-- over a state type of their own, so that they run in parallel workers and
+-- merge across tables or nodes.
+CREATE TYPE unlearn.stats;
+CREATE FUNCTION unlearn._stats_in(cstring) RETURNS unlearn.stats
+AS 'MODULE_PATHNAME', 'unlearn_stats_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION unlearn._stats_out(unlearn.stats) RETURNS cstring
+AS 'MODULE_PATHNAME', 'unlearn_stats_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION unlearn._stats_recv(internal) RETURNS unlearn.stats
+AS 'MODULE_PATHNAME', 'unlearn_stats_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION unlearn._stats_send(unlearn.stats) RETURNS bytea
+AS 'MODULE_PATHNAME', 'unlearn_stats_send' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE unlearn.stats (
+	INPUT = unlearn._stats_in, OUTPUT = unlearn._stats_out,
+	RECEIVE = unlearn._stats_recv, SEND = unlearn._stats_send,
+	INTERNALLENGTH = VARIABLE, ALIGNMENT = double, STORAGE = extended);
+COMMENT ON TYPE unlearn.stats IS 'state of the unlearn statistics aggregates: kind, loss, w, rows and sums; text form ulstats1: and base64, binary form raw';
+
+CREATE TYPE unlearn.stats_values AS (kind text, loss text, rows bigint, loss_sum float8,
+	gradient float8[], matrix float8[]);
+COMMENT ON TYPE unlearn.stats_values IS 'the sums of an unlearn statistics aggregate: sum of l, sum of l'' x and (hessian) sum of l'''' x x'' over the rows at w, or (gram) sum of x x''; matrix is full and symmetric; without the regulariser';
+
+CREATE FUNCTION unlearn_stats_values(state unlearn.stats) RETURNS unlearn.stats_values
+AS 'MODULE_PATHNAME', 'unlearn_stats_values' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn_stats_values(unlearn.stats) IS 'the sums an unlearn.stats state holds (the final function of the statistics aggregates)';
+
+CREATE FUNCTION unlearn._stats_gradient_add(unlearn.stats, float8[], float8, float8[], text)
+RETURNS unlearn.stats AS 'MODULE_PATHNAME', 'unlearn_stats_gradient_add'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION unlearn._stats_hessian_add(unlearn.stats, float8[], float8, float8[], text)
+RETURNS unlearn.stats AS 'MODULE_PATHNAME', 'unlearn_stats_hessian_add'
+LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION unlearn._stats_gram_add(unlearn.stats, float8[])
+RETURNS unlearn.stats AS 'MODULE_PATHNAME', 'unlearn_stats_gram_add'
+LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION unlearn._stats_combine(unlearn.stats, unlearn.stats)
+RETURNS unlearn.stats AS 'MODULE_PATHNAME', 'unlearn_stats_combine'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+-- callable by the aggregates' owner only: no role's aggregate feeds them its own states
+REVOKE EXECUTE ON FUNCTION unlearn._stats_gradient_add(unlearn.stats, float8[], float8, float8[], text),
+	unlearn._stats_hessian_add(unlearn.stats, float8[], float8, float8[], text),
+	unlearn._stats_gram_add(unlearn.stats, float8[]),
+	unlearn._stats_combine(unlearn.stats, unlearn.stats) FROM PUBLIC;
+
+CREATE AGGREGATE unlearn_loss_gradient(x float8[], y float8, w float8[], loss text) (
+	SFUNC = unlearn._stats_gradient_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, FINALFUNC = unlearn_stats_values, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_loss_gradient(float8[], float8, float8[], text) IS 'sum of the loss and of its gradient l''(w.x, y) x over the rows at a constant w (loss logistic, y in {-1, 1}, or squared)';
+CREATE AGGREGATE unlearn_gradient_hessian(x float8[], y float8, w float8[], loss text) (
+	SFUNC = unlearn._stats_hessian_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, FINALFUNC = unlearn_stats_values, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_gradient_hessian(float8[], float8, float8[], text) IS 'sum of the loss, its gradient and its Hessian l''''(w.x, y) x x'' over the rows at a constant w';
+CREATE AGGREGATE unlearn_gram(x float8[]) (
+	SFUNC = unlearn._stats_gram_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, FINALFUNC = unlearn_stats_values, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_gram(float8[]) IS 'the Gram matrix, sum of x x'' over the rows';
+
+CREATE AGGREGATE unlearn_loss_gradient_state(x float8[], y float8, w float8[], loss text) (
+	SFUNC = unlearn._stats_gradient_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_loss_gradient_state(float8[], float8, float8[], text) IS 'unlearn_loss_gradient''s state, to merge with unlearn_merge (one per table, partition or node)';
+CREATE AGGREGATE unlearn_gradient_hessian_state(x float8[], y float8, w float8[], loss text) (
+	SFUNC = unlearn._stats_hessian_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_gradient_hessian_state(float8[], float8, float8[], text) IS 'unlearn_gradient_hessian''s state, to merge with unlearn_merge';
+CREATE AGGREGATE unlearn_gram_state(x float8[]) (
+	SFUNC = unlearn._stats_gram_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_gram_state(float8[]) IS 'unlearn_gram''s state, to merge with unlearn_merge';
+CREATE AGGREGATE unlearn_merge(state unlearn.stats) (
+	SFUNC = unlearn._stats_combine, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn_merge(unlearn.stats) IS 'merge unlearn.stats states of one kind, loss, dimension and w into one; read it with unlearn_stats_values';
