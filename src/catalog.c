@@ -541,7 +541,7 @@ model_from_result(UnlearnModel *m)
 		corrupt_model(m, "the class list does not fit the loss");
 	m->classes_declared = DatumGetBool(d[37]);
 	if (m->classes_declared && (m->loss != LOSS_LOGISTIC || m->nlabels < 2))
-		corrupt_model(m, "declared classes need a classifier with two or more");
+		corrupt_model(m, "declared classes need a classifier with two classes or more");
 	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
 	m->dims = DatumGetInt32(d[9]);
 	if (m->dims <= 0 || m->dims > UNLEARN_MAX_DIMS ||
@@ -1120,7 +1120,7 @@ catalog_update_model(UnlearnModel *m)
 		v[17] = (Datum) 0;
 		nulls[17] = 'n';
 	}
-	/* a classifier's classes follow its rows (removal.c): a retrain may change them */
+	/* undeclared classes follow the rows (removal.c): a retrain may change them */
 	ret = SPI_execute_with_args(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 										 "removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 										 "spent = $10, coef = $11, updated_at = clock_timestamp(), "

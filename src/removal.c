@@ -101,9 +101,8 @@ prepare_rows(UnlearnModel *m, RowBatch *batch, StepRows *rows)
  * a row brings a label that is no class of the model.  The model is then
  * retrained and takes its classes from the rows left (retrain_or_rest),
  * so its public class list never names a label of deleted rows only.
- * Declared classes always hold: a class may have no row, and an added
- * row with another label is an error, whatever the model's state, so
- * that no later retrain, in a DELETE say, meets one.  O(rows * K).
+ * Declared classes always hold: a class may have no row, and a row with
+ * another label never reaches the model (model_takes_label).  O(rows * K).
  */
 bool
 class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
@@ -112,12 +111,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	int			i,
 				k;
 
-	if (m->loss == LOSS_SQUARED)
-		return true;
-	for (i = 0; m->classes_declared && added != NULL && i < added->count; i++)
-		if (class_position(m->classes, m->nlabels, added->labels[i]) < 0)
-			undeclared_label_error(m);
-	if (m->status != MODEL_READY)
+	if (m->loss == LOSS_SQUARED || m->status != MODEL_READY)
 		return true;
 	if (m->class_rows == NULL)
 	{
@@ -594,9 +588,10 @@ rest_model(UnlearnModel *m, int64 rows, bool one_class)
  * Retrain m on its table's rows with fresh noise, or, if the table holds
  * fewer rows than weights (or a classifier's rows a single label), put it
  * to rest (MODEL_TOO_FEW_ROWS): erasure never fails for want of rows.  A
- * classifier whose catalog keeps its rows per class takes its classes
- * afresh from the rows, so that its class list never names a label that
- * only deleted rows had.
+ * classifier whose catalog keeps its rows per class and whose classes are
+ * not declared takes its classes afresh from the rows, so that its class
+ * list never names a label that only deleted rows had; declared classes
+ * stay, and rows of other labels stay outside (model_takes_label).
  */
 void
 retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)

@@ -189,6 +189,53 @@ label_from_text(Oid type, const char *text, double *value)
 }
 
 /*
+ * Is label one the model takes?  A row whose label is none of a model's
+ * declared classes is outside the model, as a row with a null is under
+ * nulls => 'skip': nothing refuses it, so no statement, a DELETE's
+ * cascade or a retrain included, fails for it.
+ */
+bool
+model_takes_label(UnlearnModel *m, const char *label)
+{
+	return !m->classes_declared || class_position(m->classes, m->nlabels, label) >= 0;
+}
+
+/*
+ * Append to a row filter (SQL, as the table's owner) " AND" the label
+ * being one of the declared classes, compared as values of the label's
+ * base type (text bytewise, as class_position does), so that counting
+ * rows in SQL agrees with model_takes_label.
+ */
+void
+append_declared_label_condition(UnlearnModel *m, StringInfo cond)
+{
+	Oid			base = getBaseType(m->column_types[m->nfeatures]);
+	bool		is_text = base == TEXTOID || base == VARCHAROID || base == BPCHAROID;
+	StringInfoData list;
+	int			k;
+	const char *c;
+
+	initStringInfo(&list);
+	appendStringInfoChar(&list, '{');
+	for (k = 0; k < m->nlabels; k++)
+	{
+		appendStringInfoString(&list, k > 0 ? ",\"" : "\"");
+		for (c = m->classes[k]; *c; c++)
+		{
+			if (*c == '"' || *c == '\\')
+				appendStringInfoChar(&list, '\\');
+			appendStringInfoChar(&list, *c);
+		}
+		appendStringInfoChar(&list, '"');
+	}
+	appendStringInfoChar(&list, '}');
+	appendStringInfo(cond, " AND (%s)::%s%s = ANY (%s::%s[])",
+					 quote_identifier(m->label), is_text ? "text" : format_type_be(base),
+					 is_text ? " COLLATE \"C\"" : "", quote_literal_cstr(list.data),
+					 is_text ? "text" : format_type_be(base));
+}
+
+/*
  * Copy a numeric array into out[expected]; expected < 0 accepts any
  * length.  Returns the length.  Errors name the model, never a value.
  */

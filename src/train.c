@@ -90,21 +90,6 @@ design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 	return dm->y[i];
 }
 
-/*
- * A row brings a label that is none of m's declared classes: refused, at
- * training and when an INSERT or UPDATE brings it, never when a DELETE
- * removes a row (every row of the model has a declared label).
- */
-void
-undeclared_label_error(UnlearnModel *m)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("a row has a label that is not a declared class of model \"%s\"", m->name),
-			 errdetail("The classes of the model were declared when it was trained; see unlearn.models.classes."),
-			 errhint("Give the row one of those labels, or train the model again with unlearn_train(..., classes => ...) naming this one as well.")));
-}
-
 /* distinct labels met while loading a new logistic model's rows */
 typedef struct LabelSet
 {
@@ -148,8 +133,6 @@ label_index(UnlearnModel *m, LabelSet *set, char *label, double value)
 	for (k = 0; k < set->n; k++)
 		if (strcmp(set->text[k], label) == 0)
 			return k;
-	if (m->classes_declared)
-		undeclared_label_error(m);
 	if (set->n == UNLEARN_MAX_CLASSES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -273,11 +256,13 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	int			j;
 
 	*skipped = 0;
-	if (!m->skip_nulls)
+	if (!m->skip_nulls && !m->classes_declared)
 		return relation_row_count(m->source);
 	initStringInfo(&cond);
 	appendStringInfo(&cond, "%s IS NOT NULL", quote_identifier(m->label));
-	for (j = 0; j < m->nfeatures; j++)
+	if (m->classes_declared)
+		append_declared_label_condition(m, &cond);
+	for (j = 0; j < m->nfeatures && m->skip_nulls; j++)
 	{
 		const char *col = feature_sql(m, j);
 
@@ -303,8 +288,11 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 /*
  * Read the model's rows from its table (relation: its qualified name), as
  * the table's owner, into a row-major matrix of raw features (unmapped;
- * see map_design).  discover takes a classifier's classes from the rows:
- * returns false if they have fewer than two labels.
+ * see map_design).  Rows of a label that is none of declared classes
+ * are outside the model, counted as skipped.  discover takes a
+ * classifier's classes from the rows, or the declared ones with their
+ * row counts: returns false if the rows have fewer than two labels (with
+ * declared classes, at a first training only).
  */
 bool
 load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discover)
@@ -396,7 +384,8 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 					dm->cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * expected);
 			}
 			raw = dm->x + i * m->p;
-			if (!decode_spi_row(m, tup, desc, raw, &label, &label_value))
+			if (!decode_spi_row(m, tup, desc, raw, &label, &label_value) ||
+				!model_takes_label(m, label))
 			{
 				dm->skipped++;
 				continue;
@@ -866,8 +855,10 @@ gram_of_design(const DesignMatrix *dm, double *gram_packed)
  * (Re)train every class of m on the current rows of its source table.
  * On return m holds the new coefficients and state; the caller writes
  * them.  fresh_noise draws a new b (Algorithm 2 always does; a new model
- * too).  Returns false, changing nothing but the class list, if a
- * classifier whose classes are taken afresh finds fewer than two labels.
+ * too).  Returns false, changing nothing but the class list and counts,
+ * if a classifier whose classes are taken afresh finds fewer than two
+ * labels, or a first training on declared classes has rows of fewer than
+ * two of them.
  */
 bool
 retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
@@ -881,6 +872,12 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	Size		packed;
 
 	enough_classes = load_design(m, relation, &dm, discover);
+	if (dm.n == 0 && m->classes_declared)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("no row of table %s has a label among the declared classes of model \"%s\"",
+						relation, m->name),
+				 errhint("Declare the labels the rows have, or leave classes out to take them from the rows.")));
 	if (dm.n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

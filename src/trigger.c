@@ -259,7 +259,8 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 		if (expressions != NULL)
 			feature_evaluator_fill(expressions, slot, values, isnull);
 		if (decode_model_row(m, values, isnull, batch->x + (Size) batch->count * m->p,
-							 &batch->labels[batch->count], &batch->label_values[batch->count]))
+							 &batch->labels[batch->count], &batch->label_values[batch->count]) &&
+			model_takes_label(m, batch->labels[batch->count]))
 			batch->count++;
 		else
 			batch->skipped++;

@@ -40,7 +40,7 @@
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "nodes/pg_list.h"
-#include "nodes/pg_list.h"
+#include "lib/stringinfo.h"
 #include "utils/array.h"
 
 /* Errors specific to the extension use standard SQLSTATEs:
@@ -353,6 +353,8 @@ extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern char *label_from_text(Oid type, const char *text, double *value);
+extern bool model_takes_label(UnlearnModel *m, const char *label);
+extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
@@ -367,7 +369,6 @@ extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, dou
 						   char **label, double *label_value);
 
 /* train.c */
-extern void undeclared_label_error(UnlearnModel *m);
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
 extern bool load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
