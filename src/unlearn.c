@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
@@ -300,6 +301,12 @@ unlearn_train(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
 	check_source_table(relid);
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("unlearn_train cannot run under REPEATABLE READ or SERIALIZABLE"),
+				 errdetail("Its snapshot would predate its lock on the table, and rows committed in between would be missing from the model."),
+				 errhint("Train in a READ COMMITTED transaction.")));
 
 	m->loss = strcmp(loss, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
 	m->bound = strcmp(bound, "guo") == 0 ? BOUND_GUO :

@@ -115,3 +115,15 @@ SELECT q, pg_temp.sqlstate_of(q) FROM (VALUES
 	('INSERT INTO digits (label, pixels) VALUES (NULL, array_fill(0::float8, ARRAY[64]))')
 ) v(q);
 DROP TABLE bad2;
+
+-- training under a transaction snapshot: rows committed between the
+-- snapshot and the lock on the table would be missing from the model
+CREATE TABLE bad3 AS SELECT g AS id, g % 2 = 0 AS y, sin(g) AS a FROM generate_series(1, 20) g;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT * FROM unlearn_train('bad3', 'bad3', 'y', '{a}');
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT pg_temp.sqlstate_of('SELECT unlearn_train(''bad3'', ''bad3'', ''y'', ''{a}'')');
+ROLLBACK;
+SELECT count(*) AS bad3_models FROM unlearn.models WHERE model = 'bad3';
+DROP TABLE bad3;
