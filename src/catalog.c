@@ -147,8 +147,9 @@ counts_from_array(Datum arr, int n, UnlearnModel *m)
 	return v;
 }
 
-static Datum
-text_array(char **v, int n)
+/* a text[] of n C strings */
+Datum
+cstring_text_array(char **v, int n)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
 	int			i;
@@ -932,13 +933,13 @@ catalog_insert_model(UnlearnModel *m)
 	v[1] = ObjectIdGetDatum(m->owner);
 	v[2] = ObjectIdGetDatum(m->source);
 	v[3] = CStringGetTextDatum(m->label);
-	v[4] = text_array(m->features, m->nfeatures);
+	v[4] = cstring_text_array(m->features, m->nfeatures);
 	v[5] = BoolGetDatum(m->feature_array);
 	v[6] = PointerGetDatum(construct_array(typedatums, m->nfeatures + 1, OIDOID,
 										   sizeof(Oid), true, TYPALIGN_INT));
 	v[7] = CStringGetTextDatum(loss_names[m->loss]);
 	if (m->classes)
-		v[8] = text_array(m->classes, m->nlabels);
+		v[8] = cstring_text_array(m->classes, m->nlabels);
 	else
 	{
 		v[8] = (Datum) 0;
@@ -1114,7 +1115,7 @@ catalog_update_model(UnlearnModel *m)
 	map_datums(m, &v[14], &nulls[14]);
 	v[16] = Int64GetDatum(m->skipped);
 	if (m->classes != NULL)
-		v[17] = text_array(m->classes, m->nlabels);
+		v[17] = cstring_text_array(m->classes, m->nlabels);
 	else
 	{
 		v[17] = (Datum) 0;

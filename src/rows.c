@@ -202,37 +202,20 @@ model_takes_label(UnlearnModel *m, const char *label)
 
 /*
  * Append to a row filter (SQL, as the table's owner) " AND" the label
- * being one of the declared classes, compared as values of the label's
- * base type (text bytewise, as class_position does), so that counting
- * rows in SQL agrees with model_takes_label.
+ * being one of the declared classes, given as query parameter $param
+ * (text[], cstring_text_array(m->classes, m->nlabels)), compared as
+ * values of the label's base type (text bytewise, as class_position
+ * does), so that counting rows in SQL agrees with model_takes_label.
  */
 void
-append_declared_label_condition(UnlearnModel *m, StringInfo cond)
+append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param)
 {
 	Oid			base = getBaseType(m->column_types[m->nfeatures]);
 	bool		is_text = base == TEXTOID || base == VARCHAROID || base == BPCHAROID;
-	StringInfoData list;
-	int			k;
-	const char *c;
+	const char *type = is_text ? "text" : format_type_be(base);
 
-	initStringInfo(&list);
-	appendStringInfoChar(&list, '{');
-	for (k = 0; k < m->nlabels; k++)
-	{
-		appendStringInfoString(&list, k > 0 ? ",\"" : "\"");
-		for (c = m->classes[k]; *c; c++)
-		{
-			if (*c == '"' || *c == '\\')
-				appendStringInfoChar(&list, '\\');
-			appendStringInfoChar(&list, *c);
-		}
-		appendStringInfoChar(&list, '"');
-	}
-	appendStringInfoChar(&list, '}');
-	appendStringInfo(cond, " AND (%s)::%s%s = ANY (%s::%s[])",
-					 quote_identifier(m->label), is_text ? "text" : format_type_be(base),
-					 is_text ? " COLLATE \"C\"" : "", quote_literal_cstr(list.data),
-					 is_text ? "text" : format_type_be(base));
+	appendStringInfo(cond, " AND (%s)::%s%s = ANY ($%d::%s[])",
+					 quote_identifier(m->label), type, is_text ? " COLLATE \"C\"" : "", param, type);
 }
 
 /*

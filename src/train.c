@@ -253,6 +253,8 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	bool		isnull;
 	int64		total,
 				kept;
+	Oid			classes_type = TEXTARRAYOID;
+	Datum		classes;
 	int			j;
 
 	*skipped = 0;
@@ -261,7 +263,7 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	initStringInfo(&cond);
 	appendStringInfo(&cond, "%s IS NOT NULL", quote_identifier(m->label));
 	if (m->classes_declared)
-		append_declared_label_condition(m, &cond);
+		append_declared_label_condition(m, &cond, 1);
 	for (j = 0; j < m->nfeatures && m->skip_nulls; j++)
 	{
 		const char *col = feature_sql(m, j);
@@ -274,8 +276,10 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 			appendStringInfo(&cond, " AND %s IS NOT NULL", col);
 	}
 	enter_table_owner_context(m->source, &ctx);
-	if (SPI_execute(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
-							 cond.data, relation), false, 0) != SPI_OK_SELECT ||
+	classes = m->classes_declared ? cstring_text_array(m->classes, m->nlabels) : (Datum) 0;
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
+									   cond.data, relation),
+							  m->classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not count the rows of %s", relation);
 	total = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

@@ -354,7 +354,7 @@ extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern char *label_from_text(Oid type, const char *text, double *value);
 extern bool model_takes_label(UnlearnModel *m, const char *label);
-extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond);
+extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
@@ -409,6 +409,7 @@ extern bool catalog_tracks_classes(void);
 extern bool catalog_has_expressions(void);
 extern bool catalog_has_map_grid(void);
 extern bool catalog_has_declared_classes(void);
+extern Datum cstring_text_array(char **v, int n);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);
