@@ -290,7 +290,7 @@ add_row(FunctionCallInfo fcinfo, int kind, const char *fn)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("every row of an unlearn aggregate needs the same w and loss"),
 				 errhint("Pass w and loss as constants or query parameters.")));
-	z = cblas_ddot(p, x, 1, w, 1);
+	z = vec_dot(x, w, p);
 	d1 = loss_d1(loss, z, y);
 	s->rows++;
 	s->loss_sum += loss_value(loss, z, y);
@@ -389,21 +389,17 @@ unlearn_stats_combine(PG_FUNCTION_ARGS)
 static ArrayType *
 matrix_array(const double *packed, int p)
 {
+	double	   *full = palloc(sizeof(double) * (Size) p * p);
 	Datum	   *d = palloc(sizeof(Datum) * (Size) p * p);
 	int			dims[2] = {p, p};
 	int			lbs[2] = {1, 1};
 	int			i,
 				j;
 
+	full_from_packed(packed, p, full);	/* the lower triangle, by columns */
 	for (j = 0; j < p; j++)
 		for (i = j; i < p; i++)
-		{
-			/* column j of the lower triangle starts at j p - j (j - 1) / 2 */
-			double		v = packed[(Size) j * p - (Size) j * (j - 1) / 2 + (i - j)];
-
-			d[(Size) i * p + j] = Float8GetDatum(v);
-			d[(Size) j * p + i] = Float8GetDatum(v);
-		}
+			d[(Size) i * p + j] = d[(Size) j * p + i] = Float8GetDatum(full[(Size) j * p + i]);
 	return construct_md_array(d, NULL, 2, dims, lbs, FLOAT8OID, sizeof(double),
 							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }
