@@ -528,3 +528,22 @@ unlearn_stats_recv(PG_FUNCTION_ARGS)
 	check_stats((StatsHeader *) buf, VARHDRSZ + len);
 	PG_RETURN_POINTER(buf);
 }
+
+/*
+ * The sums of a state a training pass's query returned (train_pass.c),
+ * checked in full like any other.  The pointers point into the state.
+ */
+void
+stats_view(Datum d, StatsView *view)
+{
+	StatsHeader *s = (StatsHeader *) PG_DETOAST_DATUM(d);
+
+	check_stats(s, VARSIZE(s));
+	view->hessian = s->kind == STATS_HESSIAN;
+	view->p = s->p;
+	view->rows = s->rows;
+	view->loss_sum = s->loss_sum;
+	view->w = kind_has_gradient(s->kind) ? stats_w(s) : NULL;
+	view->gradient = kind_has_gradient(s->kind) ? stats_gradient(s) : NULL;
+	view->matrix = kind_has_matrix(s->kind) ? stats_matrix(s) : NULL;
+}

@@ -23,6 +23,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -232,7 +233,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
  * read grants), 5 for 0.5.0 (no feature expressions), 6 for 0.6.0 and
  * 0.7.0 (no intercept scaling, an octave spread grid), 7 for 0.8.0 (no
- * declared classes), 8 from 0.9.0.
+ * declared classes), 8 for 0.9.0 (no training passes), 9 from 0.10.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -254,7 +255,24 @@ catalog_level(void)
 		return 5;
 	if (get_attnum(models, "spread_steps") == InvalidAttrNumber)
 		return 6;
-	return get_attnum(models, "classes_declared") == InvalidAttrNumber ? 7 : 8;
+	if (get_attnum(models, "classes_declared") == InvalidAttrNumber)
+		return 7;
+	{
+		Oid			row_x_args[3] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+
+		return OidIsValid(LookupFuncName(list_make2(makeString("unlearn"), makeString("_row_x")),
+										 3, row_x_args, true)) ? 9 : 8;
+	}
+}
+
+/*
+ * whether the catalog has the row functions of training passes (0.10.0
+ * on); before, training and re-anchoring load the rows (train_loaded.c)
+ */
+bool
+catalog_has_training_passes(void)
+{
+	return catalog_level() >= 9;
 }
 
 /* whether the catalog keeps a classifier's rows per class (0.4.0 on) */

@@ -195,6 +195,37 @@ column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 }
 
 /*
+ * Fit centre and spread of every column to its mean and standard
+ * deviation over count values (the column moments aggregate), and start
+ * the sums S1, S2 from them: S1 = count (mean - c) / s and S2 = count
+ * ((sd / s)^2 + ((mean - c) / s)^2), which the terms' clamp never changes
+ * here (a value lies within sqrt(count) standard deviations of the mean,
+ * and s is at least 2^(-1/8) of the deviation or of its floor).
+ */
+void
+column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean, const double *sd)
+{
+	int			ncol = map_columns(m);
+	int			c;
+
+	m->centre = palloc(sizeof(double) * ncol);
+	m->spread = palloc(sizeof(double) * ncol);
+	m->column_sums = palloc0(sizeof(double) * 2 * ncol);
+	for (c = 0; c < ncol; c++)
+	{
+		long double offset,
+					ratio,
+					n = count;
+
+		grid_cell(mean[c], sd[c], m->spread_steps, &m->centre[c], &m->spread[c]);
+		offset = ((long double) mean[c] - m->centre[c]) / m->spread[c];
+		ratio = (long double) sd[c] / m->spread[c];
+		m->column_sums[2 * c] = (double) (n * offset);
+		m->column_sums[2 * c + 1] = (double) (n * (ratio * ratio + offset * offset));
+	}
+}
+
+/*
  * Add (sign 1) or take away (sign -1) count raw rows from S1 and S2.  Each
  * call's terms are summed in long double, so the stored sums take one
  * rounding per call and column.

@@ -205,7 +205,7 @@ unlearn_plan(PG_FUNCTION_ARGS)
 	{
 		/* what the model is: its rows, weights, classes and loss */
 		m = load_owned_model(PG_GETARG_TEXT_PP(1), ctx.caller);
-		load_design(m, relation_qualified_name(m->source), &dm, false);
+		load_design(m, relation_qualified_name(m->source), &dm);
 		map_design(m, &dm, false);
 		in.rows = dm.n;
 		in.p = m->p;

@@ -482,7 +482,7 @@ exact_statement_bound(UnlearnModel *m, const double *w_start, const StepRows *re
 	double	   *g_start = palloc(sizeof(double) * p);
 	int			k;
 
-	load_design(m, relation_qualified_name(m->source), &dm, false);
+	load_design(m, relation_qualified_name(m->source), &dm);
 	map_design(m, &dm, false);
 	for (k = 0; k < m->nclasses; k++)
 	{
@@ -650,38 +650,31 @@ retrain_now(UnlearnModel *m, const char *why)
 static bool
 reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 {
-	DesignMatrix dm;
 	int			p = m->p;
 	int			K = m->nclasses;
 	Size		packed = PACKED_SIZE(p);
 	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * K);
 	double	   *measured = palloc(sizeof(double) * K);
 	double	   *weights = palloc(sizeof(double) * K);
-	double	   *g = palloc(sizeof(double) * p);
-	bool		ok = true;
+	double	   *g = palloc(sizeof(double) * K * p);
+	double	   *allowance = palloc(sizeof(double) * K);
+	int64		rows;
+	bool		ok;
 	int			k;
 
-	load_design(m, relation_qualified_name(m->source), &dm, false);
-	map_design(m, &dm, false);
 	linalg_parallel(true);
+	ok = reanchor_passes(m, factor, weights, g, allowance, &rows);
 	for (k = 0; k < K && ok; k++)
 	{
-		const double *w = m->coef + (Size) k * p;
-		double		magnitude;
-
-		ok = design_hessian_factor(m, &dm, k, w, factor + packed * k, &weights[k]);
-		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g, &magnitude);
-		measured[k] = vec_norm(g, p) + 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
+		measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
 		if (u_out != NULL)
 		{
-			memcpy(u_out + (Size) k * p, g, sizeof(double) * p);
-			allowance_out[k] = 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
+			memcpy(u_out + (Size) k * p, g + (Size) k * p, sizeof(double) * p);
+			allowance_out[k] = allowance[k];
 		}
 	}
 	if (ok)
 	{
-		if (MODEL_HAS_GRAM(m))
-			gram_of_design(&dm, m->gram);
 		memcpy(m->factor, factor, sizeof(double) * packed * K);
 		memcpy(m->weight_sum, weights, sizeof(double) * K);
 		memcpy(m->anchor, m->coef, sizeof(double) * K * p);
@@ -691,14 +684,14 @@ reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 		m->reanchors_now = 1;
 		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 			elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
-				 m->name, (long long) dm.n, m->spent, m->budget);
+				 m->name, (long long) rows, m->spent, m->budget);
 	}
 	linalg_parallel(false);
-	free_design(&dm);
 	pfree(factor);
 	pfree(measured);
 	pfree(weights);
 	pfree(g);
+	pfree(allowance);
 	return ok;
 }
 

@@ -87,7 +87,7 @@ label_type_supported(Oid type, UnlearnLoss loss)
 }
 
 /* one numeric value of a built-in type as a double */
-static double
+double
 numeric_datum_to_double(Oid base, Datum d)
 {
 	switch (base)
@@ -116,7 +116,7 @@ numeric_datum_to_double(Oid base, Datum d)
  * The label's canonical text and, for numeric types, its value (NaN
  * otherwise; sort key of the classes and the target of squared loss).
  */
-static char *
+char *
 label_from_datum(Oid type, Datum d, double *value)
 {
 	Oid			base = getBaseType(type);

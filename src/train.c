@@ -90,137 +90,6 @@ design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 	return dm->y[i];
 }
 
-/* distinct labels met while loading a new logistic model's rows */
-typedef struct LabelSet
-{
-	int			n;
-	char	   *text[UNLEARN_MAX_CLASSES];
-	double		value[UNLEARN_MAX_CLASSES];
-} LabelSet;
-
-static const LabelSet *sorting_labels;
-static bool sorting_numeric;
-
-/* the label type's own order: numbers by value, text bytewise */
-static int
-compare_labels(const void *a, const void *b)
-{
-	int			i = *(const int *) a,
-				j = *(const int *) b;
-
-	if (sorting_numeric)
-	{
-		double		x = sorting_labels->value[i],
-					y = sorting_labels->value[j];
-
-		/* a NaN label (of a float column) sorts last, as in float8 order */
-		if (isnan(x) || isnan(y))
-		{
-			if (isnan(x) != isnan(y))
-				return isnan(x) ? 1 : -1;
-		}
-		else if (x != y)
-			return x < y ? -1 : 1;
-	}
-	return strcmp(sorting_labels->text[i], sorting_labels->text[j]);
-}
-
-static int
-label_index(UnlearnModel *m, LabelSet *set, char *label, double value)
-{
-	int			k;
-
-	for (k = 0; k < set->n; k++)
-		if (strcmp(set->text[k], label) == 0)
-			return k;
-	if (set->n == UNLEARN_MAX_CLASSES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("label column \"%s\" has more than %d distinct values",
-						m->label, UNLEARN_MAX_CLASSES),
-				 errhint("Use loss => 'squared' for a numeric target.")));
-	set->text[set->n] = pstrdup(label);
-	set->value[set->n] = value;
-	return set->n++;
-}
-
-/*
- * Pick the classes of a logistic model from the labels its rows have, in
- * the label type's order (the positive class of a binary model last), turn
- * the rows' provisional indexes into targets and count the rows of each
- * class.  Returns false, with the labels there are in m->classes, if the
- * rows have fewer than two.  Declared classes are the set whatever the
- * rows have, but a first training still needs rows of two of them.
- */
-static bool
-choose_classes(UnlearnModel *m, LabelSet *set, DesignMatrix *dm)
-{
-	int		   *order = palloc(sizeof(int) * Max(set->n, 1));
-	int		   *rank = palloc(sizeof(int) * Max(set->n, 1));
-	int			k;
-	int64		i;
-
-	if (set->n < 2)
-	{
-		m->nlabels = set->n;
-		m->classes = palloc(sizeof(char *) * 2);
-		m->classes[0] = set->n > 0 ? set->text[0] : NULL;
-		return false;
-	}
-	for (k = 0; k < set->n; k++)
-		order[k] = k;
-	sorting_labels = set;
-	/* text labels have no value (NaN); numeric ones have, but NaN itself */
-	sorting_numeric = false;
-	for (k = 0; k < set->n; k++)
-		sorting_numeric |= !isnan(set->value[k]);
-	qsort(order, set->n, sizeof(int), compare_labels);
-	m->nlabels = set->n;
-	m->classes = palloc(sizeof(char *) * set->n);
-	for (k = 0; k < set->n; k++)
-	{
-		m->classes[k] = set->text[order[k]];
-		rank[order[k]] = k;
-	}
-	m->nclasses = set->n == 2 ? 1 : set->n;
-	m->class_rows = palloc0(sizeof(int64) * set->n);
-	for (i = 0; i < dm->n; i++)
-	{
-		dm->cls[i] = rank[dm->cls[i]];
-		dm->y[i] = m->nclasses == 1 ? (dm->cls[i] == 1 ? 1.0 : -1.0) : 0.0;
-		m->class_rows[dm->cls[i]]++;
-	}
-	if (m->classes_declared && m->trained_rows == 0)
-	{
-		/* a first training on one label is a mistake, declared or not */
-		int			present = 0;
-
-		for (k = 0; k < set->n; k++)
-			present += m->class_rows[k] > 0;
-		if (present < 2)
-			return false;
-	}
-	if (m->nclasses == 1)
-	{
-		/*
-		 * numeric {-1, 1} and {0, 1} put the positive class 1 last already;
-		 * said once, when the model is trained
-		 */
-		if (m->trained_rows == 0 &&
-			(!sorting_numeric ||
-			 !(set->value[order[1]] == 1.0 &&
-			   (set->value[order[0]] == 0.0 || set->value[order[0]] == -1.0))))
-			ereport(NOTICE,
-					(errmsg("binary labels %s and %s: the positive class is %s",
-							m->classes[0], m->classes[1], m->classes[1])));
-		pfree(dm->cls);
-		dm->cls = NULL;
-	}
-	pfree(order);
-	pfree(rank);
-	return true;
-}
-
 /* the number of rows of a table, counted as its owner (privilege.c) */
 int64
 relation_row_count(Oid relid)
@@ -292,14 +161,13 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 /*
  * Read the model's rows from its table (relation: its qualified name), as
  * the table's owner, into a row-major matrix of raw features (unmapped;
- * see map_design).  Rows of a label that is none of declared classes
- * are outside the model, counted as skipped.  discover takes a
- * classifier's classes from the rows, or the declared ones with their
- * row counts: returns false if the rows have fewer than two labels (with
- * declared classes, at a first training only).
+ * see map_design), with the targets of the model's classes.  Rows of a
+ * label that is none of declared classes are outside the model, counted
+ * as skipped.  The audit paths (verify.c, plan.c, the exact bound) use
+ * it; training and re-anchoring read the rows by passes (train_pass.c).
  */
-bool
-load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discover)
+void
+load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 {
 	Portal		portal;
 	int64		expected;
@@ -307,7 +175,6 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	int64		read = 0;
 	double	   *raw = NULL;
 	bool		isnull;
-	LabelSet   *labels = NULL;
 	ExtensionContext ctx;
 
 	memset(dm, 0, sizeof(*dm));
@@ -317,18 +184,6 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("table %s has no rows to train model \"%s\" on", relation, m->name),
 				 errhint("Insert rows before training.")));
-
-	if (discover && m->loss == LOSS_LOGISTIC)
-	{
-		labels = palloc0(sizeof(LabelSet));
-		/* declared classes are the set from the start, rows or none */
-		for (; m->classes_declared && labels->n < m->nlabels; labels->n++)
-		{
-			labels->text[labels->n] = m->classes[labels->n];
-			(void) label_from_text(m->column_types[m->nfeatures], m->classes[labels->n],
-								   &labels->value[labels->n]);
-		}
-	}
 
 	/* planned and run as the table's owner (privilege.c) */
 	enter_table_owner_context(m->source, &ctx);
@@ -384,7 +239,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 				dm->x = MemoryContextAllocHuge(CurrentMemoryContext,
 											   sizeof(double) * m->p * expected);
 				dm->y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * expected);
-				if (m->nclasses > 1 || labels != NULL)
+				if (m->nclasses > 1)
 					dm->cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * expected);
 			}
 			raw = dm->x + i * m->p;
@@ -394,10 +249,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 				dm->skipped++;
 				continue;
 			}
-			if (labels != NULL)
-				cls = label_index(m, labels, label, label_value);
-			else
-				cls = label_to_target(m, label, label_value, &y);
+			cls = label_to_target(m, label, label_value, &y);
 			dm->y[i] = y;
 			if (dm->cls)
 				dm->cls[i] = cls;
@@ -409,33 +261,6 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm, bool discov
 	SPI_cursor_close(portal);
 	leave_extension_context(&ctx);
 	dm->n = i;
-	if (labels != NULL)
-		return choose_classes(m, labels, dm);
-	return true;
-}
-
-/*
- * The labels of the rows of a classifier that releases no weights, in
- * the label type's order, into m->classes (none for an empty table): so
- * that the public class list of a resting or suspended model names no
- * label of deleted rows only.  Nothing else of m changes.  O(n d).
- */
-void
-classes_from_rows(UnlearnModel *m)
-{
-	DesignMatrix dm;
-
-	m->classes = NULL;
-	m->nlabels = 0;
-	if (relation_row_count(m->source) > 0)
-	{
-		(void) load_design(m, relation_qualified_name(m->source), &dm, true);
-		free_design(&dm);
-	}
-	if (m->classes == NULL)
-		m->classes = palloc0(sizeof(char *));	/* an empty list, not none */
-	m->nclasses = m->nlabels > 2 ? m->nlabels : 1;
-	m->class_rows = NULL;		/* nothing is kept at rest */
 }
 
 /*
@@ -856,88 +681,60 @@ gram_of_design(const DesignMatrix *dm, double *gram_packed)
 }
 
 /*
- * (Re)train every class of m on the current rows of its source table.
- * On return m holds the new coefficients and state; the caller writes
- * them.  fresh_noise draws a new b (Algorithm 2 always does; a new model
- * too).  Returns false, changing nothing but the class list and counts,
- * if a classifier whose classes are taken afresh finds fewer than two
- * labels, or a first training on declared classes has rows of fewer than
- * two of them.
+ * Train the classes of m (census done, classes chosen, p set, noise and
+ * the result arrays allocated) with every row in memory: the path of a
+ * catalog without the training passes' functions (before ALTER EXTENSION
+ * unlearn UPDATE to 0.10.0), so that its tables' DML goes on.  O(n p)
+ * memory.
  */
-bool
-retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
+void
+train_loaded(UnlearnModel *m, bool verbose)
 {
 	DesignMatrix dm;
-	char	   *relation = relation_qualified_name(m->source);
-	bool		discover = ((m->classes == NULL || m->classes_declared) && m->loss == LOSS_LOGISTIC);
-	bool		enough_classes;
+	Size		packed = PACKED_SIZE(m->p);
 	int			k;
-	int			p;
-	Size		packed;
 
-	enough_classes = load_design(m, relation, &dm, discover);
-	if (dm.n == 0 && m->classes_declared)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("no row of table %s has a label among the declared classes of model \"%s\"",
-						relation, m->name),
-				 errhint("Declare the labels the rows have, or leave classes out to take them from the rows.")));
-	if (dm.n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("every row of table %s has a null in a column of model \"%s\"",
-						relation, m->name),
-				 errhint("Fill in the model's columns of some rows before training.")));
-	if (!enough_classes)
-	{
-		free_design(&dm);
-		return false;
-	}
-	linalg_parallel(true);
-	p = m->p;
-	if (p > dm.n)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("model \"%s\" has more features (%d) than rows (%lld)",
-						m->name, p, (long long) dm.n),
-				 errhint("Add rows, or train on fewer features.")));
+	load_design(m, relation_qualified_name(m->source), &dm);
 	map_design(m, &dm, true);
-
 	m->reg = m->lambda * dm.n;
-	m->rows = dm.n;
-	m->skipped = dm.skipped;
-	m->trained_rows = dm.n;
-	packed = PACKED_SIZE(p);
-
-	if (fresh_noise || m->noise == NULL)
-	{
-		m->noise = palloc(sizeof(double) * m->nclasses * p);
-		draw_gaussian_noise(m->noise, m->nclasses * p, m->sigma);
-	}
-	m->coef = palloc0(sizeof(double) * m->nclasses * p);
-	m->anchor = palloc(sizeof(double) * m->nclasses * p);
-	m->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
-	m->gram = MODEL_HAS_GRAM(m) ? MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed) : NULL;
-	m->class_spent = palloc(sizeof(double) * m->nclasses);
-	m->weight_sum = palloc(sizeof(double) * m->nclasses);
-
+	m->rows = m->trained_rows = dm.n;
 	for (k = 0; k < m->nclasses; k++)
-	{
-		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * p,
-									  m->coef + (Size) k * p, m->anchor + (Size) k * p,
+		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * m->p,
+									  m->coef + (Size) k * m->p, m->anchor + (Size) k * m->p,
 									  m->factor + packed * k, &m->weight_sum[k], verbose);
-	}
 	if (MODEL_HAS_GRAM(m))
-	{
 		gram_of_design(&dm, m->gram);
-		m->gram_bound = packed_max_eigenvalue_bound(m->gram, p);
-	}
-	else
-		m->gram_bound = 0.0;	/* unused */
-	m->spent = combine_class_spent(m->class_spent, m->nclasses);
-	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
-	linalg_parallel(false);
-
 	free_design(&dm);
-	return true;
+}
+
+/*
+ * reanchor_passes (train_pass.c) with every row in memory, for a catalog
+ * without the training passes' functions: the factors, weight sums,
+ * gradients of L_b at m->coef and their allowances, and K'.
+ */
+bool
+reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
+				double *allowance, int64 *rows)
+{
+	DesignMatrix dm;
+	int			p = m->p;
+	bool		ok = true;
+	int			k;
+
+	load_design(m, relation_qualified_name(m->source), &dm);
+	map_design(m, &dm, false);
+	for (k = 0; k < m->nclasses && ok; k++)
+	{
+		const double *w = m->coef + (Size) k * p;
+		double		magnitude;
+
+		ok = design_hessian_factor(m, &dm, k, w, factor + PACKED_SIZE(p) * k, &weight_sum[k]);
+		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g + (Size) k * p, &magnitude);
+		allowance[k] = 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
+	}
+	if (ok && MODEL_HAS_GRAM(m))
+		gram_of_design(&dm, m->gram);
+	*rows = dm.n;
+	free_design(&dm);
+	return ok;
 }

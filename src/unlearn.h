@@ -271,6 +271,60 @@ extern void map_row(const RowMap *map, double *row);
 extern double row_map_divisor(int p);
 extern int	map_columns(const UnlearnModel *m);
 extern void column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride);
+extern void column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean,
+								   const double *sd);
+
+/* aggregates.c: a statistics state as a training pass reads it */
+typedef struct StatsView
+{
+	bool		hessian;		/* a gradient-and-Hessian state */
+	int			p;
+	int64		rows;
+	double		loss_sum;
+	const double *w;			/* NULL for a Gram state */
+	const double *gradient;		/* NULL for a Gram state */
+	const double *matrix;		/* packed lower; NULL for a gradient state */
+} StatsView;
+extern void stats_view(Datum d, StatsView *view);
+
+/* newton.c: Algorithm 1 over a pass oracle */
+typedef struct PassTerms
+{
+	int64		rows;
+	double		loss_sum;		/* sum_i l(w.x_i, y_i) */
+	double	   *gradient;		/* sum_i l'_i x_i, p */
+	double	   *hessian;		/* sum_i l''_i x_i x_i', packed lower */
+} PassTerms;
+/* the data terms of classes[0..count-1] at points[0..count-1], one pass */
+typedef void (*PassOracle) (void *arg, int count, const int *classes,
+							const double *const *points, PassTerms *terms);
+typedef struct NewtonProblem
+{
+	const char *model;
+	char	  **class_names;	/* one-vs-rest: for the NOTICEs */
+	int			p;
+	int			nclasses;
+	UnlearnLoss loss;
+	double		reg;			/* Lambda */
+	const double *noise;		/* b, nclasses x p */
+	double		target;			/* residual at which a class stops */
+	int			warning_level;
+	bool		verbose;
+	PassOracle	evaluate;
+	void	   *arg;
+} NewtonProblem;
+extern void newton_fit(const NewtonProblem *np, double *coef, double *anchor,
+					   double *factor, double *weight_bound, double *residual);
+extern double gradient_allowance(UnlearnLoss loss, const PassTerms *terms, double reg,
+								 const double *w, const double *b, int p);
+extern double weight_sum_bound(UnlearnLoss loss, const PassTerms *terms);
+
+/* train_pass.c: training and re-anchoring by aggregate passes */
+extern bool reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound,
+							double *g, double *allowance, int64 *rows);
+
+/* pass_rows.c: the row functions of a training pass */
+extern Datum row_map_array(const UnlearnModel *m);
 extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
 							  const struct RowBatch *added);
 
@@ -353,6 +407,8 @@ extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern char *label_from_text(Oid type, const char *text, double *value);
+extern char *label_from_datum(Oid type, Datum d, double *value);
+extern double numeric_datum_to_double(Oid base, Datum d);
 extern bool model_takes_label(UnlearnModel *m, const char *label);
 extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
@@ -371,8 +427,10 @@ extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, dou
 /* train.c */
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
-extern bool load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm,
-						bool discover_classes);
+extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm);
+extern void train_loaded(UnlearnModel *m, bool verbose);
+extern bool reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
+							double *allowance, int64 *rows);
 extern int	class_position(char *const *classes, int nlabels, const char *label);
 extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
@@ -409,6 +467,7 @@ extern bool catalog_tracks_classes(void);
 extern bool catalog_has_expressions(void);
 extern bool catalog_has_map_grid(void);
 extern bool catalog_has_declared_classes(void);
+extern bool catalog_has_training_passes(void);
 extern Datum cstring_text_array(char **v, int n);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);

@@ -28,7 +28,7 @@ PG_FUNCTION_INFO_V1(unlearn_residual);
 static void
 load_current_rows(UnlearnModel *m, DesignMatrix *dm)
 {
-	load_design(m, relation_qualified_name(m->source), dm, false);
+	load_design(m, relation_qualified_name(m->source), dm);
 	map_design(m, dm, false);
 }
 

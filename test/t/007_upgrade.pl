@@ -2,10 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.9.0, through 0.2.0 to 0.8.0).  The models are trained by
+# install's (0.10.0, through 0.2.0 to 0.9.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
-# and the ALTER EXTENSION.  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0 and 0.8.0.
+# and the ALTER EXTENSION (there, without the training passes' functions,
+# with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
+# 0.7.0, 0.8.0 and 0.9.0.
 use strict;
 use warnings;
 
@@ -34,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.9.0', 'updated to 0.9.0 (through 0.2.0 to 0.8.0)');
+	'0.10.0', 'updated to 0.10.0 (through 0.2.0 to 0.9.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -263,6 +264,30 @@ is($node->safe_psql('from080', q{SELECT certified FROM unlearn_verify('sevens')}
 	'the new one stays certified');
 is($node->safe_psql('from080', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.8.0 equals a fresh install');
+
+# 0.9.0 to 0.10.0: the 0.9.0 catalog has no row functions for training
+# passes, so the new library trains and re-anchors there with the rows in
+# memory; after the update, by passes, and both models stay certified
+$node->safe_psql('postgres', 'CREATE DATABASE from090');
+$node->safe_psql('from090', "CREATE EXTENSION unlearn VERSION '0.9.0'");
+$node->safe_psql('from090', $DIGITS_SQL . q{
+CREATE TABLE fours AS SELECT id, label = 4 AS four, pixels FROM digits;
+ALTER TABLE fours ADD PRIMARY KEY (id);
+SELECT model FROM unlearn_train('fours', 'fours', 'four', '{pixels}', sigma => 100);
+DELETE FROM fours WHERE id % 10 = 0;
+SELECT model FROM unlearn_retrain('fours');
+});
+is($node->safe_psql('from090', q{SELECT (rows = (SELECT count(*) FROM fours)) || ':' || state FROM unlearn.models WHERE model = 'fours'}),
+	'true:ready', 'on the 0.9.0 catalog the new library trains and retrains with the rows in memory');
+$node->safe_psql('from090', 'ALTER EXTENSION unlearn UPDATE');
+$node->safe_psql('from090', q{
+SELECT model FROM unlearn_retrain('fours');
+DELETE FROM fours WHERE id % 10 = 1;
+});
+is($node->safe_psql('from090', q{SELECT (rows = (SELECT count(*) FROM fours)) || ':' || certified FROM unlearn.models, unlearn_verify('fours') WHERE model = 'fours'}),
+	'true:true', 'after the update it retrains by passes and stays certified');
+is($node->safe_psql('from090', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.9.0 equals a fresh install');
 
 $node->stop;
 done_testing();

@@ -1,0 +1,338 @@
+/*-------------------------------------------------------------------------
+ *
+ * newton.c
+ *	  Algorithm 1's minimisation of L_b(w) = sum_i l(w.x_i, y_i) +
+ *	  (Lambda/2)||w||^2 + b.w by damped Newton, for every class at once,
+ *	  over an oracle that returns each class's data terms (loss, gradient
+ *	  and Hessian sums) at a point: one pass over the rows per iteration
+ *	  (train_pass.c runs it as an aggregate query).  No SPI, no I/O.
+ *
+ * Each class starts at w = 0 and iterates
+ *
+ *	 w <- w - t H(w)^{-1} g(w),   t = 1, 1/2, ... until Armijo holds,
+ *
+ * evaluating the trial point's loss, gradient and Hessian in the next
+ * pass, so an accepted step costs one pass.  The anchor w0 is the point
+ * before the last accepted step, with its Hessian, as Algorithm 1's
+ * solution is one Newton step from where its Hessian was taken: the
+ * released w is then never stored as w0, so the removal state holds no
+ * released version of the weights (test 004_raw_pages), and the
+ * stale-Hessian term of removal's bounds covers w != w0.
+ *
+ * Stopping.  The certificate needs only the training residual u_0 =
+ * ||grad L_b(w)|| to fit in the budget eps', and it is spent from the
+ * start (paper footnote 1).  A class stops as soon as its certified
+ * residual (the gradient norm plus a rounding allowance) is at most
+ * NewtonProblem.target, a fraction of eps' (train_pass.c), or 1e-10 of
+ * its gradient norm at w = 0, or when Newton stalls at the rounding floor
+ * (below 1e-6 of that norm a full step at least halves the residual,
+ * until the rounding of the sums stops it).
+ *
+ * The rounding allowance of the computed gradient is 2 (n + p) eps M,
+ * with M = sum_i |l'_i| + Lambda ||w|| + ||b|| bounded from the pass's
+ * loss sum: for the logistic loss |l'(z, y)| = sigma(-yz) <= log(1 +
+ * e^{-yz}) = l(z, y), so sum |l'_i| <= sum l_i; for the squared loss
+ * sum |2 (z_i - y_i)| <= 2 sqrt(n sum (z_i - y_i)^2).  The weight sum C =
+ * sum_i l''(w0.x_i) that removal's bounds use is kept as an upper bound:
+ * l'' <= min(1/4, l) for the logistic loss, and exactly 2 n for squared.
+ *
+ * Cost per iteration: the pass, plus O(p^3 / 3) per class for the factor.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "miscadmin.h"
+
+#define MAX_NEWTON_ITERATIONS 60
+#define RELATIVE_TOLERANCE 1e-10
+#define SMALLEST_STEP 1e-10
+/* below this relative residual, a step that does not halve it is a stall */
+#define STALL_TOLERANCE 1e-6
+/* relative slack for sums computed in floating point (loss, l'' bounds) */
+#define SUM_SLACK 1e-12
+
+typedef struct ClassIterate
+{
+	double	   *w;				/* the accepted point */
+	double	   *g;				/* grad L_b at w */
+	double	   *factor;			/* lower Cholesky factor of H(w), full */
+	double		objective;		/* L_b(w) */
+	double		residual;		/* certified ||grad L_b(w)|| */
+	double		allowance;		/* its rounding part */
+	double		weight_bound;	/* upper bound on sum l''(w.x_i) */
+	double		previous;		/* residual one accepted step before */
+	double		g0norm;
+	double	   *anchor;			/* the accepted point before w: w0 */
+	double	   *anchor_factor;	/* and its factor */
+	double		anchor_weight_bound;
+	double	   *step;			/* H^{-1} g at w */
+	double		t;				/* step length of the pending trial */
+	double	   *trial;
+	bool		done;
+	int			iterations;
+} ClassIterate;
+
+/* sum_i |l'_i|, bounded from the loss sum (see the header) */
+static double
+derivative_sum_bound(UnlearnLoss loss, int64 rows, double loss_sum)
+{
+	if (loss == LOSS_SQUARED)
+		return 2.0 * sqrt((double) rows * Max(loss_sum, 0.0)) * (1.0 + SUM_SLACK);
+	return Max(loss_sum, 0.0) * (1.0 + SUM_SLACK);
+}
+
+/*
+ * The rounding allowance of grad L_b(w) computed from a pass's terms:
+ * 2 (n + p) eps (sum |l'_i| + Lambda ||w|| + ||b||).
+ */
+double
+gradient_allowance(UnlearnLoss loss, const PassTerms *terms, double reg,
+				   const double *w, const double *b, int p)
+{
+	double		magnitude = derivative_sum_bound(loss, terms->rows, terms->loss_sum) +
+		reg * vec_norm(w, p) + vec_norm(b, p);
+
+	return 2.0 * (terms->rows + p) * DBL_EPSILON * magnitude;
+}
+
+/* an upper bound on C = sum_i l''(w.x_i) from a pass's terms */
+double
+weight_sum_bound(UnlearnLoss loss, const PassTerms *terms)
+{
+	if (loss == LOSS_SQUARED)
+		return 2.0 * terms->rows;
+	return Min(0.25 * terms->rows, Max(terms->loss_sum, 0.0)) * (1.0 + SUM_SLACK);
+}
+
+/*
+ * Fill a class's objective, gradient, residual and Hessian factor at w
+ * from the oracle's data terms.  Returns false if H is not positive
+ * definite.
+ */
+static bool
+take_point(const NewtonProblem *np, int k, const double *w, const PassTerms *terms,
+		   ClassIterate *it)
+{
+	int			p = np->p;
+	const double *b = np->noise + (Size) k * p;
+	int			j;
+	lapack_int	info;
+
+	memcpy(it->w, w, sizeof(double) * p);
+	memcpy(it->g, terms->gradient, sizeof(double) * p);
+	cblas_daxpy(p, np->reg, w, 1, it->g, 1);
+	cblas_daxpy(p, 1.0, b, 1, it->g, 1);
+	it->objective = terms->loss_sum + 0.5 * np->reg * cblas_ddot(p, w, 1, w, 1) +
+		cblas_ddot(p, b, 1, w, 1);
+	it->allowance = gradient_allowance(np->loss, terms, np->reg, w, b, p);
+	it->residual = vec_norm(it->g, p) + it->allowance;
+	it->weight_bound = weight_sum_bound(np->loss, terms);
+	full_from_packed(terms->hessian, p, it->factor);
+	for (j = 0; j < p; j++)
+		it->factor[(Size) j * p + j] += np->reg;
+	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, it->factor, p);
+	return info == 0;
+}
+
+static void
+not_positive_definite(const NewtonProblem *np)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("Hessian of model \"%s\" is not positive definite", np->model),
+			 errhint("Increase lambda.")));
+}
+
+static void
+report_iteration(const NewtonProblem *np, int k, const ClassIterate *it)
+{
+	if (!np->verbose)
+		return;
+	ereport(NOTICE,
+			(errmsg("%s%s%sNewton iteration %d: loss %.10g, gradient norm %.3e",
+					np->nclasses > 1 ? "class " : "",
+					np->nclasses > 1 ? np->class_names[k] : "",
+					np->nclasses > 1 ? ", " : "", it->iterations, it->objective,
+					it->residual - it->allowance)));
+}
+
+/* has class k met a stopping rule at its accepted point? */
+static bool
+converged(const NewtonProblem *np, const ClassIterate *it)
+{
+	return it->residual <= np->target ||
+		it->residual <= RELATIVE_TOLERANCE * it->g0norm ||
+		it->iterations >= MAX_NEWTON_ITERATIONS ||
+		(it->iterations >= 2 && it->residual > 0.5 * it->previous &&
+		 it->residual <= STALL_TOLERANCE * it->g0norm);
+}
+
+/* the Newton direction H^{-1} g at the accepted point, and a full step */
+static void
+start_step(const NewtonProblem *np, ClassIterate *it)
+{
+	int			p = np->p;
+	lapack_int	info;
+
+	memcpy(it->step, it->g, sizeof(double) * p);
+	info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', p, 1, it->factor, p, it->step, p);
+	if (info != 0)
+		elog(ERROR, "LAPACKE_dpotrs failed: %d", (int) info);
+	it->t = 1.0;
+	memcpy(it->trial, it->w, sizeof(double) * p);
+	cblas_daxpy(p, -1.0, it->step, 1, it->trial, 1);
+}
+
+/*
+ * Minimise every class's L_b from w = 0.  On return coef holds each
+ * class's w (K x p), anchor its w0; factor the packed lower Cholesky
+ * factor of H(w0) (K x PACKED_SIZE(p)); weight_bound an upper bound on
+ * its C at w0; residual its certified training residual ||u_0|| at w.
+ */
+void
+newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor,
+		   double *weight_bound, double *residual)
+{
+	int			p = np->p;
+	int			K = np->nclasses;
+	ClassIterate *its = palloc0(sizeof(ClassIterate) * K);
+	int		   *which = palloc(sizeof(int) * K);
+	const double **points = palloc(sizeof(double *) * K);
+	PassTerms  *terms = palloc0(sizeof(PassTerms) * K);
+	double	   *trial_factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	int			k,
+				count;
+
+	for (k = 0; k < K; k++)
+	{
+		ClassIterate *it = &its[k];
+
+		it->w = palloc0(sizeof(double) * p);
+		it->g = palloc(sizeof(double) * p);
+		it->step = palloc(sizeof(double) * p);
+		it->trial = palloc0(sizeof(double) * p);
+		it->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+		which[k] = k;
+		points[k] = it->trial;
+		terms[k].gradient = palloc(sizeof(double) * p);
+		terms[k].hessian = MemoryContextAllocHuge(CurrentMemoryContext,
+												  sizeof(double) * PACKED_SIZE(p));
+	}
+
+	/* the first pass, at w = 0 */
+	np->evaluate(np->arg, K, which, points, terms);
+	for (k = 0; k < K; k++)
+	{
+		ClassIterate *it = &its[k];
+
+		if (!take_point(np, k, it->trial, &terms[k], it))
+			not_positive_definite(np);
+		it->g0norm = Max(it->residual - it->allowance, DBL_MIN);
+		report_iteration(np, k, it);
+		it->done = converged(np, it);
+		if (!it->done)
+			start_step(np, it);
+	}
+
+	for (;;)
+	{
+		count = 0;
+		for (k = 0; k < K; k++)
+			if (!its[k].done)
+			{
+				which[count] = k;
+				points[count] = its[k].trial;
+				count++;
+			}
+		if (count == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		np->evaluate(np->arg, count, which, points, terms);
+		for (count = 0, k = 0; k < K; k++)
+		{
+			ClassIterate *it = &its[k];
+			PassTerms  *tk;
+			double		slope,
+						trial_objective;
+			ClassIterate trial;
+
+			if (it->done)
+				continue;
+			tk = &terms[count++];
+			/* the trial point, taken into a scratch iterate */
+			trial = *it;
+			trial.w = palloc(sizeof(double) * p);
+			trial.g = palloc(sizeof(double) * p);
+			trial.factor = trial_factor;
+			if (!take_point(np, k, it->trial, tk, &trial))
+				not_positive_definite(np);
+			trial_objective = trial.objective;
+			slope = cblas_ddot(p, it->g, 1, it->step, 1);
+			if (trial_objective <= it->objective - 1e-4 * it->t * slope ||
+				(it->t == 1.0 && trial_objective <= it->objective + 1e-13 * fabs(it->objective)))
+			{
+				/* accepted: the point before becomes the anchor */
+				double	   *spare = it->anchor_factor;
+
+				trial.previous = it->residual;
+				trial.iterations = it->iterations + 1;
+				trial.anchor = it->w;
+				trial.anchor_factor = it->factor;
+				trial.anchor_weight_bound = it->weight_bound;
+				pfree(it->g);
+				if (it->anchor != NULL)
+					pfree(it->anchor);
+				*it = trial;
+				trial_factor = spare != NULL ? spare :
+					MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+				report_iteration(np, k, it);
+				it->done = converged(np, it);
+				if (!it->done)
+					start_step(np, it);
+			}
+			else
+			{
+				pfree(trial.w);
+				pfree(trial.g);
+				it->t *= 0.5;
+				if (it->t < SMALLEST_STEP)
+					it->done = true;	/* at the rounding floor: keep w */
+				else
+				{
+					memcpy(it->trial, it->w, sizeof(double) * p);
+					cblas_daxpy(p, -it->t, it->step, 1, it->trial, 1);
+				}
+			}
+		}
+	}
+
+	for (k = 0; k < K; k++)
+	{
+		ClassIterate *it = &its[k];
+
+		if (it->residual > STALL_TOLERANCE * it->g0norm && it->residual > np->target)
+			ereport(np->warning_level,
+					(errmsg("training of model \"%s\" stopped after %d Newton iterations at relative gradient norm %.3e",
+							np->model, it->iterations, (it->residual - it->allowance) / it->g0norm),
+					 errdetail("The residual is measured and counted in the spent budget.")));
+		memcpy(coef + (Size) k * p, it->w, sizeof(double) * p);
+		if (it->anchor == NULL)
+		{
+			/* converged where it started: w is its own anchor */
+			it->anchor = it->w;
+			it->anchor_factor = it->factor;
+			it->anchor_weight_bound = it->weight_bound;
+		}
+		memcpy(anchor + (Size) k * p, it->anchor, sizeof(double) * p);
+		packed_from_full(it->anchor_factor, p, factor + PACKED_SIZE(p) * k);
+		weight_bound[k] = it->anchor_weight_bound;
+		residual[k] = it->residual;
+	}
+}

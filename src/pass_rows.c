@@ -1,0 +1,230 @@
+/*-------------------------------------------------------------------------
+ *
+ * pass_rows.c
+ *	  The row functions of a training pass (train_pass.c): SQL functions
+ *	  that turn the model's columns of one row into x_i and y_i inside the
+ *	  pass's aggregate query, in parallel workers too.
+ *
+ *	  unlearn._row_values(VARIADIC "any") -> float8[]
+ *		the raw feature values of the row, decoded as the triggers decode
+ *		them (rows.c): numeric scalars and booleans, or one numeric array.
+ *	  unlearn._row_x(model text, map float8[], raw float8[]) -> float8[]
+ *		the raw values checked finite (errors name the model), then mapped
+ *		by the row map of column_map.c; map NULL leaves them raw.
+ *	  unlearn._row_target(model text, label "any", positive text) -> float8
+ *		the label's canonical text (rows.c) compared with positive: +1 if
+ *		equal, -1 if not; positive NULL (squared loss): the label's value,
+ *		which must be finite (errors name the model).
+ *
+ * The map travels as a float8[] built by row_map_array: dims, intercept
+ * (0 or 1), the intercept scaling a, the divisor D, pooled (0 or 1), the
+ * number of mapped columns c (0: no centre and spread), then c centres
+ * and c spreads.
+ *
+ * They are pure functions of their arguments, so any role may call them:
+ * they read no catalog and no row but the ones they are given.
+ *
+ * Cost: O(d) per row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#define MAP_HEADER 6
+
+/* the map of m as the float8[] the row functions read */
+Datum
+row_map_array(const UnlearnModel *m)
+{
+	RowMap		map;
+	int			ncol;
+	double	   *v;
+	int			n;
+	int			c;
+
+	model_row_map(m, &map);
+	ncol = map.centre != NULL ? map_columns(m) : 0;
+	n = MAP_HEADER + 2 * ncol;
+	v = palloc(sizeof(double) * n);
+	v[0] = map.dims;
+	v[1] = map.intercept ? 1 : 0;
+	v[2] = map.intercept_scaling;
+	v[3] = map.scale;
+	v[4] = map.pooled ? 1 : 0;
+	v[5] = ncol;
+	for (c = 0; c < ncol; c++)
+	{
+		v[MAP_HEADER + c] = map.centre[c];
+		v[MAP_HEADER + ncol + c] = map.spread[c];
+	}
+	return float8_array(v, n);
+}
+
+static void
+bad_map(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid row map"),
+			 errhint("unlearn._row_x is called by training passes with the map they build.")));
+}
+
+/* read a map array built by row_map_array, checking its shape */
+static void
+row_map_from_array(ArrayType *a, RowMap *map)
+{
+	const double *v;
+	int			n;
+	int			ncol;
+
+	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
+		bad_map();
+	n = ARR_DIMS(a)[0];
+	v = (const double *) ARR_DATA_PTR(a);
+	if (n < MAP_HEADER || !(v[0] >= 1 && v[0] <= UNLEARN_MAX_DIMS) ||
+		!(v[5] >= 0 && v[5] <= v[0]) || n != MAP_HEADER + 2 * (int) v[5])
+		bad_map();
+	ncol = (int) v[5];
+	map->dims = (int) v[0];
+	map->intercept = v[1] != 0;
+	map->intercept_scaling = v[2];
+	map->scale = v[3];
+	map->pooled = v[4] != 0;
+	if (ncol != 0 && ncol != (map->pooled ? 1 : map->dims))
+		bad_map();
+	map->centre = ncol > 0 ? v + MAP_HEADER : NULL;
+	map->spread = ncol > 0 ? v + MAP_HEADER + ncol : NULL;
+}
+
+/*
+ * unlearn._row_values(VARIADIC "any"): the features as doubles.  A null
+ * argument or element is an error: a pass reads only rows its census
+ * (train_pass.c) found free of nulls, or filtered them out.
+ */
+PG_FUNCTION_INFO_V1(unlearn_row_values);
+Datum
+unlearn_row_values(PG_FUNCTION_ARGS)
+{
+	int			nargs = PG_NARGS();
+	double	   *raw;
+	int			n;
+	int			j;
+
+	if (get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unlearn._row_values takes its features as separate arguments")));
+	for (j = 0; j < nargs; j++)
+		if (PG_ARGISNULL(j))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("a feature of a row is null")));
+	if (nargs == 1 && type_is_array(get_fn_expr_argtype(fcinfo->flinfo, 0)))
+	{
+		n = extract_float_array(PG_GETARG_DATUM(0), NULL, -1, "feature array");
+		raw = palloc(sizeof(double) * Max(n, 1));
+		extract_float_array(PG_GETARG_DATUM(0), raw, n, "feature array");
+	}
+	else
+	{
+		n = nargs;
+		raw = palloc(sizeof(double) * Max(n, 1));
+		for (j = 0; j < nargs; j++)
+		{
+			Oid			base = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
+
+			if (!is_numeric_scalar(base) && base != BOOLOID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("a feature of type %s is not numeric", format_type_be(base))));
+			raw[j] = numeric_datum_to_double(base, PG_GETARG_DATUM(j));
+		}
+	}
+	PG_RETURN_DATUM(float8_array(raw, n));
+}
+
+/* unlearn._row_x(model text, map float8[], raw float8[]) */
+PG_FUNCTION_INFO_V1(unlearn_row_x);
+Datum
+unlearn_row_x(PG_FUNCTION_ARGS)
+{
+	ArrayType  *a;
+	char	   *model;
+	RowMap		map;
+	double	   *row;
+	int			n;
+	int			p;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("unlearn._row_x needs a model name and the raw values")));
+	model = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	a = PG_GETARG_ARRAYTYPE_P(2);
+	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the raw values must be a one-dimensional float8 array without nulls")));
+	n = ARR_DIMS(a)[0];
+	if (PG_ARGISNULL(1))
+	{
+		check_feature_values((const double *) ARR_DATA_PTR(a), n, model);
+		PG_RETURN_ARRAYTYPE_P(a);
+	}
+	row_map_from_array(PG_GETARG_ARRAYTYPE_P(1), &map);
+	if (n != map.dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("expected %d features, not %d", map.dims, n),
+				 errhint("Every row must have as many features as the model was trained with.")));
+	p = map.dims + (map.intercept ? 1 : 0);
+	row = palloc(sizeof(double) * p);
+	memcpy(row, ARR_DATA_PTR(a), sizeof(double) * n);
+	check_feature_values(row, n, model);
+	map_row(&map, row);
+	PG_RETURN_DATUM(float8_array(row, p));
+}
+
+/* unlearn._row_target(model text, label "any", positive text) */
+PG_FUNCTION_INFO_V1(unlearn_row_target);
+Datum
+unlearn_row_target(PG_FUNCTION_ARGS)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	double		value;
+	char	   *label;
+	char	   *positive;
+	double		target;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("unlearn._row_target needs a model name and a label")));
+	if (!label_type_supported(type, PG_ARGISNULL(2) ? LOSS_SQUARED : LOSS_LOGISTIC))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("a label of type %s is not supported", format_type_be(type))));
+	label = label_from_datum(type, PG_GETARG_DATUM(1), &value);
+	if (PG_ARGISNULL(2))
+	{
+		if (!isfinite(value))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("label of model \"%s\" must be a finite number",
+							text_to_cstring(PG_GETARG_TEXT_PP(0))),
+					 errhint("Remove or fix rows whose label is NaN or infinite.")));
+		PG_RETURN_FLOAT8(value);
+	}
+	positive = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	target = strcmp(label, positive) == 0 ? 1.0 : -1.0;
+	pfree(label);
+	pfree(positive);
+	PG_RETURN_FLOAT8(target);
+}

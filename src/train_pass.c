@@ -1,0 +1,907 @@
+/*-------------------------------------------------------------------------
+ *
+ * train_pass.c
+ *	  Training and re-anchoring by passes over the model's table.  Each
+ *	  pass is one aggregate query: the statistics aggregates of
+ *	  aggregates.c over the row functions of pass_rows.c, planned with
+ *	  parallel query allowed, so Partial Aggregate runs in the workers and
+ *	  no backend ever holds the rows.
+ *
+ * A training is
+ *
+ *	 census    rows per label and nulls per column (one GROUP BY pass):
+ *			   the classes, the row count n, the rows outside the model
+ *	 moments   ('standardize' only) each column's mean and variance
+ *			   (column_moments.c), hence its centre and spread
+ *	 Newton    one pass per iteration: every class still iterating gets
+ *			   loss, gradient and Hessian at its point (newton.c)
+ *	 Gram      (the guo bound only) K' = sum_i x_i x_i'
+ *
+ * and a re-anchoring is one Newton-like pass at the current weights.
+ *
+ * Invariants.  Every pass of one training or re-anchoring runs as the
+ * table's owner (privilege.c) and under one registered snapshot, taken
+ * after a command counter increment, so that all of them see the same
+ * rows, those the calling statement left.  The rows a pass reads are
+ * those the model reflects: a filter drops the rows with a null in a
+ * model column (nulls => 'skip') and those whose label is none of
+ * declared classes, exactly as model_row_count counts them.
+ *
+ * Stopping.  Training stops at a certified residual of TRAINING_FRACTION
+ * of the budget eps' (newton.c); measured on the benchmarks (bench/), a
+ * quarter of one percent of the budget costs at most one Newton
+ * iteration more than stopping at the budget itself, and spent starts
+ * there.
+ *
+ * Memory: O(K p^2) in the backend (the states, the factors) plus what the
+ * executor uses: each worker's aggregate states, O(K p^2).  Cost per
+ * pass: O(n (d + K p^2)) spread over the leader and its workers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+/* the residual training stops at, as a fraction of the budget eps' */
+#define TRAINING_FRACTION (1.0 / 400)
+/* unlearn._row_values takes at most this many features per call */
+#define VALUES_PER_CALL 90
+
+/* the query parameters every pass has */
+#define PARAM_DECLARED 1		/* text[]: declared classes, or NULL */
+#define PARAM_MODEL 2			/* text: the model's name */
+#define PARAM_MAP 3				/* float8[]: the row map (row_map_array) */
+#define PARAM_FIRST_CLASS 4		/* then per class: positive label, w */
+
+typedef struct TrainingScan
+{
+	UnlearnModel *m;
+	char	   *relation;
+	char	   *aggregates;		/* the extension's schema, quoted */
+	char	   *filter;			/* "" or " WHERE ..." */
+	char	   *raw_sql;		/* the row's raw features, a float8[] */
+	Snapshot	snapshot;
+	ExtensionContext ctx;
+	Datum		map;
+	int			passes;
+	int64		rows;			/* rows the last pass read */
+	bool		verbose;
+} TrainingScan;
+
+/* distinct labels of a classifier's rows, with their row counts */
+typedef struct LabelSet
+{
+	int			n;
+	char	   *text[UNLEARN_MAX_CLASSES];
+	double		value[UNLEARN_MAX_CLASSES];
+	int64		rows[UNLEARN_MAX_CLASSES];
+} LabelSet;
+
+/*
+ * The SQL of the row's raw features as one float8[]: unlearn._row_values
+ * over at most VALUES_PER_CALL features per call (a function takes at
+ * most 100 arguments), the calls joined by array_cat(a, array_cat(b, c)).
+ */
+static char *
+raw_features_sql(UnlearnModel *m)
+{
+	int			calls = (m->nfeatures + VALUES_PER_CALL - 1) / VALUES_PER_CALL;
+	StringInfoData buf;
+	int			c,
+				j;
+
+	initStringInfo(&buf);
+	for (c = 0; c < calls; c++)
+	{
+		if (c < calls - 1)
+			appendStringInfoString(&buf, "pg_catalog.array_cat(");
+		appendStringInfoString(&buf, "unlearn._row_values(");
+		for (j = c * VALUES_PER_CALL; j < Min((c + 1) * VALUES_PER_CALL, m->nfeatures); j++)
+			appendStringInfo(&buf, "%s%s", j > c * VALUES_PER_CALL ? ", " : "", feature_sql(m, j));
+		appendStringInfoString(&buf, c < calls - 1 ? "), " : ")");
+	}
+	for (c = 0; c < calls - 1; c++)
+		appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+/* the condition "a model column of the row is null", or NULL if none can be */
+static char *
+any_null_sql(UnlearnModel *m, bool with_label)
+{
+	StringInfoData buf;
+	int			j;
+
+	initStringInfo(&buf);
+	if (with_label)
+		appendStringInfo(&buf, "%s IS NULL", quote_identifier(m->label));
+	for (j = 0; j < m->nfeatures; j++)
+	{
+		const char *col = feature_sql(m, j);
+
+		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
+		if (m->feature_array)
+			appendStringInfo(&buf, " OR pg_catalog.array_position(%s, NULL) IS NOT NULL", col);
+	}
+	return buf.data;
+}
+
+/* the schema the extension's own objects are in (pg_extension.extnamespace) */
+static Oid
+extension_schema(void)
+{
+	Oid			ext = get_extension_oid("unlearn", false);
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			schema = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(schema))
+		elog(ERROR, "unlearn: could not find the extension's schema");
+	return schema;
+}
+
+/*
+ * Start the passes of one training or re-anchoring of m: enter the table
+ * owner's context and take the snapshot all passes share.
+ */
+static void
+scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose)
+{
+	StringInfoData filter;
+
+	memset(scan, 0, sizeof(*scan));
+	scan->m = m;
+	scan->verbose = verbose;
+	scan->relation = relation_qualified_name(m->source);
+	scan->aggregates = (char *) quote_identifier(get_namespace_name(extension_schema()));
+	scan->raw_sql = raw_features_sql(m);
+
+	initStringInfo(&filter);
+	if (m->skip_nulls)
+		appendStringInfo(&filter, " WHERE NOT (%s)", any_null_sql(m, true));
+	if (m->classes_declared)
+	{
+		if (filter.len == 0)
+			appendStringInfo(&filter, " WHERE %s IS NOT NULL", quote_identifier(m->label));
+		append_declared_label_condition(m, &filter, PARAM_DECLARED);
+	}
+	scan->filter = filter.data;
+
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	scan->snapshot = RegisterSnapshot(GetActiveSnapshot());
+	PopActiveSnapshot();
+	enter_table_owner_context(m->source, &scan->ctx);
+}
+
+static void
+scan_end(TrainingScan *scan)
+{
+	leave_extension_context(&scan->ctx);
+	UnregisterSnapshot(scan->snapshot);
+}
+
+/*
+ * Run one pass: query (with the common parameters, then extra ones of
+ * extra_types) under the scan's snapshot, parallel query allowed.  The
+ * result is left in SPI_tuptable.
+ */
+static void
+run_pass(TrainingScan *scan, const char *query, int nextra, Oid *extra_types,
+		 Datum *extra_values, char *extra_nulls)
+{
+	UnlearnModel *m = scan->m;
+	int			nargs = PARAM_FIRST_CLASS - 1 + nextra;
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	Datum	   *values = palloc(sizeof(Datum) * nargs);
+	char	   *nulls = palloc(sizeof(char) * nargs);
+	SPIPlanPtr	plan;
+	TimestampTz start = GetCurrentTimestamp();
+	int			ret;
+
+	types[PARAM_DECLARED - 1] = TEXTARRAYOID;
+	types[PARAM_MODEL - 1] = TEXTOID;
+	types[PARAM_MAP - 1] = FLOAT8ARRAYOID;
+	values[PARAM_DECLARED - 1] = m->classes_declared ?
+		cstring_text_array(m->classes, m->nlabels) : (Datum) 0;
+	nulls[PARAM_DECLARED - 1] = m->classes_declared ? ' ' : 'n';
+	values[PARAM_MODEL - 1] = CStringGetTextDatum(m->name);
+	nulls[PARAM_MODEL - 1] = ' ';
+	values[PARAM_MAP - 1] = scan->map;
+	nulls[PARAM_MAP - 1] = scan->map == (Datum) 0 ? 'n' : ' ';
+	if (nextra > 0)
+	{
+		memcpy(types + PARAM_FIRST_CLASS - 1, extra_types, sizeof(Oid) * nextra);
+		memcpy(values + PARAM_FIRST_CLASS - 1, extra_values, sizeof(Datum) * nextra);
+		memcpy(nulls + PARAM_FIRST_CLASS - 1, extra_nulls, nextra);
+	}
+	plan = SPI_prepare_cursor(query, nargs, types, CURSOR_OPT_PARALLEL_OK);
+	if (plan == NULL)
+		elog(ERROR, "unlearn: could not plan a training pass of model \"%s\": %s",
+			 m->name, SPI_result_code_string(SPI_result));
+	ret = SPI_execute_snapshot(plan, values, nulls, scan->snapshot, InvalidSnapshot,
+							   true, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "unlearn: a training pass of model \"%s\" failed: %s",
+			 m->name, SPI_result_code_string(ret));
+	SPI_freeplan(plan);
+	scan->passes++;
+	if (scan->verbose)
+	{
+		long		secs;
+		int			usecs;
+
+		TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+		ereport(NOTICE,
+				(errmsg("model \"%s\": pass %d over %s in %.3f s",
+						m->name, scan->passes, scan->relation, secs + usecs / 1e6)));
+	}
+	pfree(types);
+	pfree(values);
+	pfree(nulls);
+}
+
+static void
+null_label_error(UnlearnModel *m)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("label column \"%s\" of model \"%s\" must not be null",
+					m->label, m->name),
+			 errhint("Every row of a trained table needs a label, or train with nulls => 'skip'.")));
+}
+
+static void
+null_feature_error(UnlearnModel *m, int j)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("feature %s \"%s\" is null in a row of model \"%s\"",
+					feature_is_expression(m, j) ? "expression" : "column",
+					m->features[j], m->name),
+			 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
+}
+
+/* add rows of a label to the set, merging labels of one canonical text */
+static void
+add_label(UnlearnModel *m, LabelSet *set, char *label, double value, int64 rows)
+{
+	int			k;
+
+	for (k = 0; k < set->n; k++)
+		if (strcmp(set->text[k], label) == 0)
+		{
+			set->rows[k] += rows;
+			return;
+		}
+	if (set->n == UNLEARN_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("label column \"%s\" has more than %d distinct values",
+						m->label, UNLEARN_MAX_CLASSES),
+				 errhint("Use loss => 'squared' for a numeric target.")));
+	set->text[set->n] = label;
+	set->value[set->n] = value;
+	set->rows[set->n] = rows;
+	set->n++;
+}
+
+static const LabelSet *sorting_labels;
+static bool sorting_numeric;
+
+/* the label type's own order: numbers by value, text bytewise */
+static int
+compare_labels(const void *a, const void *b)
+{
+	int			i = *(const int *) a,
+				j = *(const int *) b;
+
+	if (sorting_numeric)
+	{
+		double		x = sorting_labels->value[i],
+					y = sorting_labels->value[j];
+
+		/* a NaN label (of a float column) sorts last, as in float8 order */
+		if (isnan(x) || isnan(y))
+		{
+			if (isnan(x) != isnan(y))
+				return isnan(x) ? 1 : -1;
+		}
+		else if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return strcmp(sorting_labels->text[i], sorting_labels->text[j]);
+}
+
+/*
+ * Pick the classes of a logistic model from the labels of its rows, in
+ * the label type's order (the positive class of a binary model last), and
+ * their row counts.  Returns false, with the labels there are in
+ * m->classes, if the rows have fewer than two.  Declared classes are the
+ * set whatever the rows have, but a first training still needs rows of
+ * two of them.
+ */
+static bool
+choose_classes(UnlearnModel *m, LabelSet *set)
+{
+	int		   *order = palloc(sizeof(int) * Max(set->n, 1));
+	int			k;
+
+	if (set->n < 2)
+	{
+		m->nlabels = set->n;
+		m->classes = palloc(sizeof(char *) * 2);
+		m->classes[0] = set->n > 0 ? set->text[0] : NULL;
+		return false;
+	}
+	for (k = 0; k < set->n; k++)
+		order[k] = k;
+	sorting_labels = set;
+	/* text labels have no value (NaN); numeric ones have, but NaN itself */
+	sorting_numeric = false;
+	for (k = 0; k < set->n; k++)
+		sorting_numeric |= !isnan(set->value[k]);
+	qsort(order, set->n, sizeof(int), compare_labels);
+	m->nlabels = set->n;
+	m->classes = palloc(sizeof(char *) * set->n);
+	m->class_rows = palloc0(sizeof(int64) * set->n);
+	for (k = 0; k < set->n; k++)
+	{
+		m->classes[k] = set->text[order[k]];
+		m->class_rows[k] = set->rows[order[k]];
+	}
+	m->nclasses = set->n == 2 ? 1 : set->n;
+	if (m->classes_declared && m->trained_rows == 0)
+	{
+		/* a first training on one label is a mistake, declared or not */
+		int			present = 0;
+
+		for (k = 0; k < set->n; k++)
+			present += m->class_rows[k] > 0;
+		if (present < 2)
+			return false;
+	}
+	/*
+	 * numeric {-1, 1} and {0, 1} put the positive class 1 last already; said
+	 * once, when the model is trained
+	 */
+	if (m->nclasses == 1 && m->trained_rows == 0 &&
+		(!sorting_numeric ||
+		 !(set->value[order[1]] == 1.0 &&
+		   (set->value[order[0]] == 0.0 || set->value[order[0]] == -1.0))))
+		ereport(NOTICE,
+				(errmsg("binary labels %s and %s: the positive class is %s",
+						m->classes[0], m->classes[1], m->classes[1])));
+	pfree(order);
+	return true;
+}
+
+/*
+ * The census pass: one GROUP BY over the whole table.  Sets *rows (rows in
+ * the model), m->skipped, and for an array model without a width yet,
+ * m->dims.  With discover (a classifier), the labels and their counts;
+ * declared classes are in the set with no row.  Nulls in model columns
+ * are errors under nulls => 'error', naming the column.
+ */
+static void
+census(TrainingScan *scan, LabelSet *labels, int64 *rows)
+{
+	UnlearnModel *m = scan->m;
+	bool		logistic = m->loss == LOSS_LOGISTIC;
+	Oid			label_base = getBaseType(m->column_types[m->nfeatures]);
+	bool		text_label = label_base == TEXTOID || label_base == VARCHAROID ||
+		label_base == BPCHAROID;
+	const char *label = quote_identifier(m->label);
+	char	   *any_null = any_null_sql(m, false);
+	StringInfoData q;
+	int64		total = 0,
+				kept = 0,
+				skipped = 0;
+	int			min_width = -1,
+				max_width = -1;
+	bool		null_labels = false,
+				null_elements = false;
+	char	   *unknown_label = NULL;
+	double		unknown_value = NAN;
+	int			first_null_feature = m->nfeatures;
+	uint64		g;
+	int			j,
+				col;
+
+	initStringInfo(&q);
+	if (!logistic)
+		appendStringInfo(&q, "SELECT %s IS NULL, pg_catalog.count(*)", label);
+	else if (text_label)
+		appendStringInfo(&q, "SELECT (%s)::pg_catalog.text COLLATE \"C\", pg_catalog.count(*)", label);
+	else
+		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", label);
+	appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", any_null);
+	for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
+		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
+	if (m->feature_array && !m->skip_nulls)
+		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE pg_catalog.array_position(%s, NULL) IS NOT NULL)",
+						 feature_sql(m, 0));
+	if (m->feature_array)
+		appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
+						 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
+						 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
+	appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
+	run_pass(scan, q.data, 0, NULL, NULL, NULL);
+
+	for (g = 0; g < SPI_processed; g++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[g];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		key_null,
+					isnull;
+		Datum		key = SPI_getbinval(tup, desc, 1, &key_null);
+		int64		count = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		int64		with_null = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		bool		no_label = logistic ? key_null : DatumGetBool(key);
+		char	   *text = NULL;
+		double		value = NAN;
+
+		col = 4;
+		total += count;
+		for (j = 0; j < m->nfeatures && !m->skip_nulls; j++, col++)
+			if (DatumGetInt64(SPI_getbinval(tup, desc, col, &isnull)) > 0)
+				first_null_feature = Min(first_null_feature, j);
+		if (m->feature_array && !m->skip_nulls &&
+			DatumGetInt64(SPI_getbinval(tup, desc, col++, &isnull)) > 0)
+			null_elements = true;
+		if (no_label)
+		{
+			null_labels = true;
+			skipped += count;
+			continue;
+		}
+		if (m->skip_nulls)
+		{
+			skipped += with_null;
+			count -= with_null;
+		}
+		if (logistic)
+		{
+			text = label_from_datum(text_label ? TEXTOID : m->column_types[m->nfeatures],
+									key, &value);
+			if (!model_takes_label(m, text))
+			{
+				skipped += count;
+				continue;
+			}
+			if (labels == NULL && count > 0 &&
+				class_position(m->classes, m->nlabels, text) < 0)
+			{
+				unknown_label = text;
+				unknown_value = value;
+			}
+		}
+		if (m->feature_array && count > 0)
+		{
+			int			lo = DatumGetInt32(SPI_getbinval(tup, desc, col, &isnull));
+			int			hi = DatumGetInt32(SPI_getbinval(tup, desc, col + 1, &isnull));
+
+			if (isnull)
+				lo = hi = 0;	/* only empty arrays */
+			min_width = min_width < 0 ? lo : Min(min_width, lo);
+			max_width = Max(max_width, hi);
+		}
+		kept += count;
+		if (labels != NULL && count > 0)
+			add_label(m, labels, text, value, count);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	/* under nulls => 'error', the label first, then the columns in order */
+	if (!m->skip_nulls && null_labels)
+		null_label_error(m);
+	if (!m->skip_nulls && first_null_feature < m->nfeatures)
+		null_feature_error(m, first_null_feature);
+	if (!m->skip_nulls && null_elements)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("feature array must not contain nulls"),
+				 errhint("Replace missing values before training or predicting.")));
+	if (unknown_label != NULL)
+		label_to_target(m, unknown_label, unknown_value, &unknown_value);	/* an error */
+	if (total == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("table %s has no rows to train model \"%s\" on", scan->relation, m->name),
+				 errhint("Insert rows before training.")));
+	if (m->feature_array && kept > 0)
+	{
+		if (m->dims <= 0)
+		{
+			if (min_width < 1 || min_width > UNLEARN_MAX_DIMS)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_EXCEPTION),
+						 errmsg("feature array of model \"%s\" must have 1 to %d elements",
+								m->name, UNLEARN_MAX_DIMS)));
+			m->dims = min_width;
+		}
+		if (min_width != m->dims || max_width != m->dims)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("expected %d features, not %d", m->dims,
+							min_width != m->dims ? min_width : max_width),
+					 errhint("Every row must have as many features as the model was trained with.")));
+	}
+	m->skipped = skipped;
+	*rows = kept;
+}
+
+/* the declared classes, with no rows yet, as the first labels of a set */
+static LabelSet *
+declared_label_set(UnlearnModel *m)
+{
+	LabelSet   *set = palloc0(sizeof(LabelSet));
+
+	for (; m->classes_declared && set->n < m->nlabels; set->n++)
+	{
+		set->text[set->n] = m->classes[set->n];
+		(void) label_from_text(m->column_types[m->nfeatures], m->classes[set->n],
+							   &set->value[set->n]);
+	}
+	return set;
+}
+
+/* the moments pass: centre and spread of every column ('standardize') */
+static void
+fit_column_map(TrainingScan *scan)
+{
+	UnlearnModel *m = scan->m;
+	int			columns = map_columns(m);
+	char	   *query;
+	ArrayType  *a;
+	bool		isnull;
+	const double *v;
+
+	query = psprintf("SELECT unlearn._column_moments(unlearn._row_x($%d, NULL, %s), %d) FROM %s%s",
+					 PARAM_MODEL, scan->raw_sql, columns, scan->relation, scan->filter);
+	run_pass(scan, query, 0, NULL, NULL, NULL);
+	if (SPI_processed != 1)
+		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no row", m->name);
+	a = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || ARR_NDIM(a) != 1 || ARR_DIMS(a)[0] != 1 + 2 * columns)
+		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->name);
+	v = (const double *) ARR_DATA_PTR(a);
+	column_map_fit_moments(m, (int64) v[0], v + 1, v + 1 + columns);
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* the SQL of one class's state in a pass: aggregate over x, y and w */
+static void
+append_class_state(TrainingScan *scan, StringInfo q, const char *aggregate, int k, int param)
+{
+	UnlearnModel *m = scan->m;
+
+	appendStringInfo(q, "%s%s.%s(unlearn._row_x($%d, $%d, %s), unlearn._row_target($%d, %s, $%d), $%d, '%s')",
+					 k > 0 ? ", " : "", scan->aggregates, aggregate,
+					 PARAM_MODEL, PARAM_MAP, scan->raw_sql,
+					 PARAM_MODEL, quote_identifier(m->label), param, param + 1,
+					 m->loss == LOSS_SQUARED ? "squared" : "logistic");
+}
+
+/* the label a class's target is +1 for: NULL for squared loss */
+static const char *
+positive_label(UnlearnModel *m, int k)
+{
+	if (m->loss == LOSS_SQUARED)
+		return NULL;
+	return m->nclasses > 1 ? m->classes[k] : m->classes[1];
+}
+
+/*
+ * The pass oracle of newton.c: loss, gradient and Hessian sums of the
+ * given classes at the given points, in one gradient-and-Hessian pass.
+ */
+static void
+hessian_pass(void *arg, int count, const int *classes, const double *const *points,
+			 PassTerms *terms)
+{
+	TrainingScan *scan = (TrainingScan *) arg;
+	UnlearnModel *m = scan->m;
+	int			p = m->p;
+	Oid		   *types = palloc(sizeof(Oid) * 2 * count);
+	Datum	   *values = palloc(sizeof(Datum) * 2 * count);
+	char	   *nulls = palloc(sizeof(char) * 2 * count);
+	StringInfoData q;
+	int			i;
+
+	initStringInfo(&q);
+	appendStringInfoString(&q, "SELECT ");
+	for (i = 0; i < count; i++)
+	{
+		const char *positive = positive_label(m, classes[i]);
+
+		append_class_state(scan, &q, "unlearn_gradient_hessian_state", i,
+						   PARAM_FIRST_CLASS + 2 * i);
+		types[2 * i] = TEXTOID;
+		values[2 * i] = positive ? CStringGetTextDatum(positive) : (Datum) 0;
+		nulls[2 * i] = positive ? ' ' : 'n';
+		types[2 * i + 1] = FLOAT8ARRAYOID;
+		values[2 * i + 1] = float8_array(points[i], p);
+		nulls[2 * i + 1] = ' ';
+	}
+	appendStringInfo(&q, " FROM %s%s", scan->relation, scan->filter);
+	run_pass(scan, q.data, 2 * count, types, values, nulls);
+	if (SPI_processed != 1)
+		elog(ERROR, "unlearn: a training pass of model \"%s\" returned no row", m->name);
+	for (i = 0; i < count; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
+		StatsView	view;
+
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("model \"%s\" has no rows left to train on", m->name)));
+		stats_view(d, &view);
+		if (!view.hessian || view.p != p || memcmp(view.w, points[i], sizeof(double) * p) != 0)
+			elog(ERROR, "unlearn: a training pass of model \"%s\" returned another state", m->name);
+		terms[i].rows = view.rows;
+		terms[i].loss_sum = view.loss_sum;
+		memcpy(terms[i].gradient, view.gradient, sizeof(double) * p);
+		memcpy(terms[i].hessian, view.matrix, sizeof(double) * PACKED_SIZE(p));
+	}
+	scan->rows = terms[0].rows;
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* the Gram pass: K' = sum_i x_i x_i', packed, for the guo bound */
+static void
+gram_pass(TrainingScan *scan, double *gram)
+{
+	UnlearnModel *m = scan->m;
+	bool		isnull;
+	StatsView	view;
+	Datum		d;
+
+	run_pass(scan, psprintf("SELECT %s.unlearn_gram_state(unlearn._row_x($%d, $%d, %s)) FROM %s%s",
+							scan->aggregates, PARAM_MODEL, PARAM_MAP, scan->raw_sql,
+							scan->relation, scan->filter),
+			 0, NULL, NULL, NULL);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		elog(ERROR, "unlearn: the Gram pass of model \"%s\" read no row", m->name);
+	stats_view(d, &view);
+	if (view.p != m->p || view.matrix == NULL)
+		elog(ERROR, "unlearn: the Gram pass of model \"%s\" returned another state", m->name);
+	memcpy(gram, view.matrix, sizeof(double) * PACKED_SIZE(m->p));
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * The labels of the rows of a classifier that releases no weights, in
+ * the label type's order, into m->classes (none for an empty table): so
+ * that the public class list of a resting or suspended model names no
+ * label of deleted rows only.  Nothing else of m changes.  One pass.
+ */
+void
+classes_from_rows(UnlearnModel *m)
+{
+	m->classes = NULL;
+	m->nlabels = 0;
+	if (relation_row_count(m->source) > 0)
+	{
+		TrainingScan scan;
+		LabelSet   *set = declared_label_set(m);
+		int64		rows;
+		int64		skipped = m->skipped;
+
+		scan_begin(&scan, m, false);
+		census(&scan, set, &rows);
+		scan_end(&scan);
+		m->skipped = skipped;
+		(void) choose_classes(m, set);
+	}
+	if (m->classes == NULL)
+		m->classes = palloc0(sizeof(char *));	/* an empty list, not none */
+	m->nclasses = m->nlabels > 2 ? m->nlabels : 1;
+	m->class_rows = NULL;		/* nothing is kept at rest */
+}
+
+/*
+ * (Re)train every class of m on the current rows of its source table.
+ * On return m holds the new coefficients and state; the caller writes
+ * them.  fresh_noise draws a new b (Algorithm 2 always does; a new model
+ * too).  Returns false, changing nothing but the class list and counts,
+ * if a classifier whose classes are taken afresh finds fewer than two
+ * labels, or a first training on declared classes has rows of fewer than
+ * two of them.
+ */
+bool
+retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
+{
+	TrainingScan scan;
+	NewtonProblem np;
+	bool		discover = ((m->classes == NULL || m->classes_declared) && m->loss == LOSS_LOGISTIC);
+	LabelSet   *labels = discover ? declared_label_set(m) : NULL;
+	int64		n;
+	int			p;
+	Size		packed;
+
+	scan_begin(&scan, m, verbose);
+	census(&scan, labels, &n);
+	if (n == 0 && m->classes_declared)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("no row of table %s has a label among the declared classes of model \"%s\"",
+						scan.relation, m->name),
+				 errhint("Declare the labels the rows have, or leave classes out to take them from the rows.")));
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("every row of table %s has a null in a column of model \"%s\"",
+						scan.relation, m->name),
+				 errhint("Fill in the model's columns of some rows before training.")));
+	if (labels != NULL && !choose_classes(m, labels))
+	{
+		scan_end(&scan);
+		return false;
+	}
+	if (!m->feature_array)
+		m->dims = m->nfeatures;
+	m->p = p = m->dims + (m->intercept ? 1 : 0);
+	if (p > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has more features (%d) than rows (%lld)",
+						m->name, p, (long long) n),
+				 errhint("Add rows, or train on fewer features.")));
+	m->scale = row_map_divisor(p);
+	m->reg = m->lambda * n;
+	m->rows = n;
+	m->trained_rows = n;
+	packed = PACKED_SIZE(p);
+	if (fresh_noise || m->noise == NULL)
+	{
+		m->noise = palloc(sizeof(double) * m->nclasses * p);
+		draw_gaussian_noise(m->noise, m->nclasses * p, m->sigma);
+	}
+	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
+	m->coef = palloc0(sizeof(double) * m->nclasses * p);
+	m->anchor = palloc(sizeof(double) * m->nclasses * p);
+	m->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
+	m->gram = MODEL_HAS_GRAM(m) ? MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed) : NULL;
+	m->class_spent = palloc(sizeof(double) * m->nclasses);
+	m->weight_sum = palloc(sizeof(double) * m->nclasses);
+	linalg_parallel(true);
+	if (!catalog_has_training_passes())
+	{
+		scan_end(&scan);
+		train_loaded(m, verbose);
+		linalg_parallel(false);
+		m->gram_bound = MODEL_HAS_GRAM(m) ? packed_max_eigenvalue_bound(m->gram, p) : 0.0;
+		m->spent = combine_class_spent(m->class_spent, m->nclasses);
+		return true;
+	}
+	if (m->preprocess == PREPROCESS_STANDARDIZE)
+		fit_column_map(&scan);
+	scan.map = row_map_array(m);
+
+	memset(&np, 0, sizeof(np));
+	np.model = m->name;
+	np.class_names = m->classes;
+	np.p = p;
+	np.nclasses = m->nclasses;
+	np.loss = m->loss;
+	np.reg = m->reg;
+	np.noise = m->noise;
+	np.target = TRAINING_FRACTION * m->budget;
+	np.warning_level = MODEL_WARNING(m);
+	np.verbose = verbose;
+	np.evaluate = hessian_pass;
+	np.arg = &scan;
+	newton_fit(&np, m->coef, m->anchor, m->factor, m->weight_sum, m->class_spent);
+	if (scan.rows != n)
+		elog(ERROR, "unlearn: the passes of model \"%s\" read %lld rows, its census %lld",
+			 m->name, (long long) scan.rows, (long long) n);
+	if (MODEL_HAS_GRAM(m))
+	{
+		gram_pass(&scan, m->gram);
+		m->gram_bound = packed_max_eigenvalue_bound(m->gram, p);
+	}
+	else
+		m->gram_bound = 0.0;	/* unused */
+	linalg_parallel(false);
+	scan_end(&scan);
+	m->spent = combine_class_spent(m->class_spent, m->nclasses);
+	return true;
+}
+
+/*
+ * The Hessian factors (packed, K of them), the weight-sum bounds and the
+ * gradients of L_b at m->coef over the rows m reflects, in one pass, and
+ * K' with the guo bound (a second pass): what a re-anchoring needs
+ * (removal.c).  g receives K gradients, allowance their rounding
+ * allowances, rows the rows read.  Returns false if some H is not
+ * positive definite.
+ */
+bool
+reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g,
+				double *allowance, int64 *rows)
+{
+	TrainingScan scan;
+	int			p = m->p;
+	int			K = m->nclasses;
+	int		   *which = palloc(sizeof(int) * K);
+	const double **points = palloc(sizeof(double *) * K);
+	PassTerms  *terms = palloc(sizeof(PassTerms) * K);
+	double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	bool		ok = true;
+	int			k;
+
+	if (!catalog_has_training_passes())
+		return reanchor_loaded(m, factor, weight_bound, g, allowance, rows);
+	for (k = 0; k < K; k++)
+	{
+		which[k] = k;
+		points[k] = m->coef + (Size) k * p;
+		terms[k].gradient = g + (Size) k * p;
+		terms[k].hessian = factor + PACKED_SIZE(p) * k;
+	}
+	scan_begin(&scan, m, false);
+	scan.map = row_map_array(m);
+	hessian_pass(&scan, K, which, points, terms);
+	for (k = 0; k < K && ok; k++)
+	{
+		const double *w = points[k];
+		const double *b = m->noise + (Size) k * p;
+		double	   *gk = g + (Size) k * p;
+		int			j;
+
+		cblas_daxpy(p, m->reg, w, 1, gk, 1);
+		cblas_daxpy(p, 1.0, b, 1, gk, 1);
+		allowance[k] = gradient_allowance(m->loss, &terms[k], m->reg, w, b, p);
+		weight_bound[k] = weight_sum_bound(m->loss, &terms[k]);
+		full_from_packed(factor + PACKED_SIZE(p) * k, p, full);
+		for (j = 0; j < p; j++)
+			full[(Size) j * p + j] += m->reg;
+		ok = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, full, p) == 0;
+		if (ok)
+			packed_from_full(full, p, factor + PACKED_SIZE(p) * k);
+	}
+	*rows = scan.rows;
+	if (ok && MODEL_HAS_GRAM(m))
+		gram_pass(&scan, m->gram);
+	scan_end(&scan);
+	pfree(full);
+	return ok;
+}
