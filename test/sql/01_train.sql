@@ -1,6 +1,6 @@
 -- Training: binary, one-vs-rest, least squares; the catalog; prediction.
 SELECT model, source, loss, classes, dims, rows, removed, retrains,
-	   round(budget::numeric, 6) AS budget, spent <= budget / 400 AS tiny_residual, bound, steps
+	   round(budget::numeric, 6) AS budget, spent <= budget / 20 AS tiny_residual, bound, steps
 FROM unlearn_train('ones', 'ones_sevens', 'is_one', '{pixels}', sigma => 1);
 
 SELECT model, loss, classes, dims, rows FROM unlearn_train('digits10', 'digits', 'label', '{pixels}', lambda => 1e-4, sigma => 0.5);
