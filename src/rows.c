@@ -326,6 +326,29 @@ model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull, boo
 	return false;
 }
 
+/* a null label under nulls => 'error': names the column, never the row */
+void
+model_null_label_error(UnlearnModel *m)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("label column \"%s\" of model \"%s\" must not be null",
+					m->label, m->name),
+			 errhint("Every row of a trained table needs a label, or train with nulls => 'skip'.")));
+}
+
+/* a null in feature j under nulls => 'error' */
+void
+model_null_feature_error(UnlearnModel *m, int j)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("feature %s \"%s\" is null in a row of model \"%s\"",
+					feature_is_expression(m, j) ? "expression" : "column",
+					m->features[j], m->name),
+			 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
+}
+
 /*
  * Decode one row: values[0] is the label, values[1..nfeatures] the
  * features, of the model's stored column types.  raw[d] receives the
@@ -346,21 +369,12 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 	if (label != NULL)
 	{
 		if (isnull[0])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("label column \"%s\" of model \"%s\" must not be null",
-							m->label, m->name),
-					 errhint("Every row of a trained table needs a label, or train with nulls => 'skip'.")));
+			model_null_label_error(m);
 		*label = label_from_datum(m->column_types[m->nfeatures], values[0], label_value);
 	}
 	for (j = 0; j < m->nfeatures; j++)
 		if (isnull[j + 1])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature %s \"%s\" is null in a row of model \"%s\"",
-							feature_is_expression(m, j) ? "expression" : "column",
-							m->features[j], m->name),
-					 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
+			model_null_feature_error(m, j);
 	if (m->feature_array)
 		extract_float_array(values[1], raw, m->dims, "feature array");
 	else

@@ -278,27 +278,6 @@ run_pass(TrainingScan *scan, const char *query, int nextra, Oid *extra_types,
 	pfree(nulls);
 }
 
-static void
-null_label_error(UnlearnModel *m)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-			 errmsg("label column \"%s\" of model \"%s\" must not be null",
-					m->label, m->name),
-			 errhint("Every row of a trained table needs a label, or train with nulls => 'skip'.")));
-}
-
-static void
-null_feature_error(UnlearnModel *m, int j)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-			 errmsg("feature %s \"%s\" is null in a row of model \"%s\"",
-					feature_is_expression(m, j) ? "expression" : "column",
-					m->features[j], m->name),
-			 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
-}
-
 /* add rows of a label to the set, merging labels of one canonical text */
 static void
 add_label(UnlearnModel *m, LabelSet *set, char *label, double value, int64 rows)
@@ -531,9 +510,9 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 
 	/* under nulls => 'error', the label first, then the columns in order */
 	if (!m->skip_nulls && null_labels)
-		null_label_error(m);
+		model_null_label_error(m);
 	if (!m->skip_nulls && first_null_feature < m->nfeatures)
-		null_feature_error(m, first_null_feature);
+		model_null_feature_error(m, first_null_feature);
 	if (!m->skip_nulls && null_elements)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -408,6 +408,8 @@ extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern char *label_from_text(Oid type, const char *text, double *value);
 extern char *label_from_datum(Oid type, Datum d, double *value);
+extern void model_null_label_error(UnlearnModel *m);
+extern void model_null_feature_error(UnlearnModel *m, int j);
 extern double numeric_datum_to_double(Oid base, Datum d);
 extern bool model_takes_label(UnlearnModel *m, const char *label);
 extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
