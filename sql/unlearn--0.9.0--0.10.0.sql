@@ -24,3 +24,14 @@ CREATE AGGREGATE unlearn._column_moments(x float8[], columns int4) (
 	SFUNC = unlearn._moments_add, STYPE = bytea, COMBINEFUNC = unlearn._moments_combine,
 	FINALFUNC = unlearn._moments_final, PARALLEL = SAFE);
 COMMENT ON AGGREGATE unlearn._column_moments(float8[], int4) IS 'internal to training passes: count, then per column the mean, then per column the variance of the rows'' values';
+-- the statistics aggregates as training passes call them: the same support
+-- functions and state, in schema unlearn, whose USAGE no role but a
+-- superuser can take from the table owners the passes run as
+CREATE AGGREGATE unlearn._pass_hessian(x float8[], y float8, w float8[], loss text) (
+	SFUNC = unlearn._stats_hessian_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn._pass_hessian(float8[], float8, float8[], text) IS 'internal to training passes: unlearn_gradient_hessian_state';
+CREATE AGGREGATE unlearn._pass_gram(x float8[]) (
+	SFUNC = unlearn._stats_gram_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn._pass_gram(float8[]) IS 'internal to training passes: unlearn_gram_state';

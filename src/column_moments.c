@@ -88,7 +88,12 @@ unlearn_moments_add(PG_FUNCTION_ARGS)
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "unlearn._moments_add called outside an aggregate");
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		/* a null row adds nothing; with no state yet, there is none */
+		if (s == NULL)
+			PG_RETURN_NULL();
 		PG_RETURN_POINTER(s);
+	}
 	a = PG_GETARG_ARRAYTYPE_P(1);
 	columns = PG_GETARG_INT32(2);
 	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID ||
@@ -142,7 +147,11 @@ unlearn_moments_combine(PG_FUNCTION_ARGS)
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "unlearn._moments_combine called outside an aggregate");
 	if (PG_ARGISNULL(1))
+	{
+		if (s == NULL)
+			PG_RETURN_NULL();
 		PG_RETURN_POINTER(s);
+	}
 	t = moments_arg(fcinfo, 1);
 	if (s == NULL || s->count == 0)
 	{

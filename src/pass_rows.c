@@ -126,7 +126,7 @@ unlearn_row_values(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("a feature of a row is null")));
-	if (nargs == 1 && type_is_array(get_fn_expr_argtype(fcinfo->flinfo, 0)))
+	if (nargs == 1 && type_is_array(getBaseType(get_fn_expr_argtype(fcinfo->flinfo, 0))))
 	{
 		n = extract_float_array(PG_GETARG_DATUM(0), NULL, -1, "feature array");
 		raw = palloc(sizeof(double) * Max(n, 1));

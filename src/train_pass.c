@@ -3,7 +3,10 @@
  * train_pass.c
  *	  Training and re-anchoring by passes over the model's table.  Each
  *	  pass is one aggregate query: the statistics aggregates of
- *	  aggregates.c over the row functions of pass_rows.c, planned with
+ *	  aggregates.c (their schema-unlearn twins unlearn._pass_hessian and
+ *	  unlearn._pass_gram, same support functions and state, in a schema
+ *	  no role but a superuser controls) over the row functions of
+ *	  pass_rows.c, planned with
  *	  parallel query allowed, so Partial Aggregate runs in the workers and
  *	  no backend ever holds the rows.
  *
@@ -50,21 +53,13 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include "access/genam.h"
-#include "access/stratnum.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
-#include "commands/extension.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -83,7 +78,6 @@ typedef struct TrainingScan
 {
 	UnlearnModel *m;
 	char	   *relation;
-	char	   *aggregates;		/* the extension's schema, quoted */
 	char	   *filter;			/* "" or " WHERE ..." */
 	char	   *raw_sql;		/* the row's raw features, a float8[] */
 	Snapshot	snapshot;
@@ -131,7 +125,18 @@ raw_features_sql(UnlearnModel *m)
 	return buf.data;
 }
 
-/* the condition "a model column of the row is null", or NULL if none can be */
+/*
+ * "the one-dimensional array col has a null element": array_position
+ * refuses other shapes, which rows outside the model may have
+ */
+static char *
+null_element_sql(const char *col)
+{
+	return psprintf("CASE WHEN pg_catalog.array_ndims(%s) = 1 THEN pg_catalog.array_position(%s, NULL) IS NOT NULL ELSE false END",
+					col, col);
+}
+
+/* the condition "a model column of the row is null" */
 static char *
 any_null_sql(UnlearnModel *m, bool with_label)
 {
@@ -147,33 +152,9 @@ any_null_sql(UnlearnModel *m, bool with_label)
 
 		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
 		if (m->feature_array)
-			appendStringInfo(&buf, " OR pg_catalog.array_position(%s, NULL) IS NOT NULL", col);
+			appendStringInfo(&buf, " OR %s", null_element_sql(col));
 	}
 	return buf.data;
-}
-
-/* the schema the extension's own objects are in (pg_extension.extnamespace) */
-static Oid
-extension_schema(void)
-{
-	Oid			ext = get_extension_oid("unlearn", false);
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	Oid			schema = InvalidOid;
-
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	if (!OidIsValid(schema))
-		elog(ERROR, "unlearn: could not find the extension's schema");
-	return schema;
 }
 
 /*
@@ -189,7 +170,6 @@ scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose)
 	scan->m = m;
 	scan->verbose = verbose;
 	scan->relation = relation_qualified_name(m->source);
-	scan->aggregates = (char *) quote_identifier(get_namespace_name(extension_schema()));
 	scan->raw_sql = raw_features_sql(m);
 
 	initStringInfo(&filter);
@@ -435,8 +415,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
 		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
 	if (m->feature_array && !m->skip_nulls)
-		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE pg_catalog.array_position(%s, NULL) IS NOT NULL)",
-						 feature_sql(m, 0));
+		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", null_element_sql(feature_sql(m, 0)));
 	if (m->feature_array)
 		appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
 						 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
@@ -592,8 +571,8 @@ append_class_state(TrainingScan *scan, StringInfo q, const char *aggregate, int 
 {
 	UnlearnModel *m = scan->m;
 
-	appendStringInfo(q, "%s%s.%s(unlearn._row_x($%d, $%d, %s), unlearn._row_target($%d, %s, $%d), $%d, '%s')",
-					 k > 0 ? ", " : "", scan->aggregates, aggregate,
+	appendStringInfo(q, "%sunlearn.%s(unlearn._row_x($%d, $%d, %s), unlearn._row_target($%d, %s, $%d), $%d, '%s')",
+					 k > 0 ? ", " : "", aggregate,
 					 PARAM_MODEL, PARAM_MAP, scan->raw_sql,
 					 PARAM_MODEL, quote_identifier(m->label), param, param + 1,
 					 m->loss == LOSS_SQUARED ? "squared" : "logistic");
@@ -631,7 +610,7 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 	{
 		const char *positive = positive_label(m, classes[i]);
 
-		append_class_state(scan, &q, "unlearn_gradient_hessian_state", i,
+		append_class_state(scan, &q, "_pass_hessian", i,
 						   PARAM_FIRST_CLASS + 2 * i);
 		types[2 * i] = TEXTOID;
 		values[2 * i] = positive ? CStringGetTextDatum(positive) : (Datum) 0;
@@ -675,8 +654,8 @@ gram_pass(TrainingScan *scan, double *gram)
 	StatsView	view;
 	Datum		d;
 
-	run_pass(scan, psprintf("SELECT %s.unlearn_gram_state(unlearn._row_x($%d, $%d, %s)) FROM %s%s",
-							scan->aggregates, PARAM_MODEL, PARAM_MAP, scan->raw_sql,
+	run_pass(scan, psprintf("SELECT unlearn._pass_gram(unlearn._row_x($%d, $%d, %s)) FROM %s%s",
+							PARAM_MODEL, PARAM_MAP, scan->raw_sql,
 							scan->relation, scan->filter),
 			 0, NULL, NULL, NULL);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

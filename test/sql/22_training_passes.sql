@@ -1,0 +1,69 @@
+-- Training by aggregate passes: what the passes read (a domain over an
+-- array column, rows outside the model of any shape), what no role can
+-- take from them (USAGE on the extension's schema), the internal row
+-- functions and the column moments aggregate on bad input, and that a
+-- model trained by passes equals the in-memory audit (unlearn_verify).
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+
+-- 1. a feature column of a domain over float8[]: trains, and after its
+-- matrices are evicted a DELETE rebuilds them by a pass
+CREATE DOMAIN tp_vec AS float8[];
+CREATE TABLE tp_dom (id int PRIMARY KEY, y boolean, x tp_vec);
+INSERT INTO tp_dom SELECT id, label = 3, pixels FROM digits;
+SELECT model, rows FROM unlearn_train('tp_dom', 'tp_dom', 'y', '{x}', sigma => 10);
+SELECT unlearn_evict('tp_dom');
+DELETE FROM tp_dom WHERE id <= 5;
+SELECT rows = (SELECT count(*) FROM tp_dom) AS rows_match, certified FROM unlearn.models, unlearn_verify('tp_dom')
+WHERE model = 'tp_dom';
+
+-- 2. a row outside the model (null label, nulls => 'skip') whose array has
+-- two dimensions: a DELETE that retrains still goes through
+CREATE TABLE tp_shape (id int PRIMARY KEY, y text, x float8[]);
+INSERT INTO tp_shape SELECT id, CASE WHEN label < 5 THEN 'low' ELSE 'high' END, pixels[1:8] FROM digits;
+SELECT model, rows FROM unlearn_train('tp_shape', 'tp_shape', 'y', '{x}', nulls => 'skip', sigma => 10);
+INSERT INTO tp_shape VALUES (5001, 'low', array_fill(1000::float8, ARRAY[8]));
+INSERT INTO tp_shape VALUES (5002, NULL, '{{1,2},{3,4}}');
+DELETE FROM tp_shape WHERE id = 5001;
+SELECT rows, skipped, rows = (SELECT count(*) FROM tp_shape WHERE y IS NOT NULL) AS rows_match
+FROM unlearn.status WHERE model = 'tp_shape';
+
+-- 3. the passes call no function of the extension's schema: a retrain in a
+-- non-superuser's DELETE still goes through without USAGE on it
+CREATE ROLE tp_owner;
+CREATE SCHEMA tp_s AUTHORIZATION tp_owner;
+SET ROLE tp_owner;
+CREATE TABLE tp_s.tp_own (id int PRIMARY KEY, y boolean, a float8, b float8);
+INSERT INTO tp_s.tp_own SELECT g, g % 2 = 0, g % 7, (g % 2) + (g % 5) / 10.0 FROM generate_series(1, 300) g;
+SELECT model, rows FROM unlearn_train('tp_own', 'tp_s.tp_own', 'y', '{a,b}', sigma => 10);
+INSERT INTO tp_s.tp_own VALUES (1001, true, 1000, 1000);
+RESET ROLE;
+REVOKE USAGE ON SCHEMA public FROM PUBLIC;
+SET ROLE tp_owner;
+DELETE FROM tp_s.tp_own WHERE id = 1001;
+RESET ROLE;
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+SELECT rows, retrains FROM unlearn.models WHERE model = 'tp_own';
+
+-- 4. the internal row functions and the moments aggregate on bad input:
+-- errors, or NULL, never a crash
+SELECT unlearn._column_moments(NULL::float8[], 1);
+SELECT unlearn._column_moments(x, NULL) FROM (VALUES ('{1}'::float8[]), ('{2}')) v(x);
+SELECT unlearn._column_moments(x, 2) FROM (VALUES ('{1,2,3}'::float8[])) v(x);
+SELECT unlearn._column_moments(x, 1) FROM (VALUES ('{1,3}'::float8[]), ('{5,7}')) v(x);
+SELECT unlearn._row_values(1, true, 2.5::numeric, 3::smallint);
+SELECT unlearn._row_values('a'::text);
+SELECT unlearn._row_values(VARIADIC ARRAY[1, 2]);
+SELECT unlearn._row_x('m', '{2,1,2,2,0,0}', '{1,2}') AS mapped;
+SELECT unlearn._row_x('m', '{2,1,2,2,0}', '{1,2}');
+SELECT unlearn._row_x('m', '{2,1,2,2,0,0}', '{1,2,3}');
+SELECT unlearn._row_x('m', NULL, '{1,NaN}');
+SELECT unlearn._row_target('m', 7, '7'), unlearn._row_target('m', 7, '8'), unlearn._row_target('m', 2.5, NULL);
+SELECT unlearn._row_target('m', 'NaN'::float8, NULL);
+SELECT unlearn._row_target('m', '2020-01-01'::date, 'x');
+
+-- 5. parallel states never leave the extension's functions: EXECUTE on the
+-- moments support functions is not PUBLIC's
+SET ROLE tp_owner;
+SELECT unlearn._moments_final('\x00'::bytea);
+RESET ROLE;
