@@ -23,8 +23,10 @@
  * ||grad L_b(w)|| to fit in the budget eps', and it is spent from the
  * start (paper footnote 1).  A class stops as soon as its certified
  * residual (the gradient norm plus a rounding allowance) is at most
- * NewtonProblem.target, a fraction of eps' (train_pass.c), or 1e-10 of
- * its gradient norm at w = 0, or when Newton stalls at the rounding floor
+ * NewtonProblem.target, a fraction of eps' (train_pass.c), and at most
+ * 1e-4 of its gradient norm at w = 0 (a large sigma's budget would
+ * otherwise stop it far from the optimum, where removal steps and their
+ * bounds grow), or at most 1e-10 of that norm, or when Newton stalls at the rounding floor
  * (below 1e-6 of that norm a full step at least halves the residual,
  * until the rounding of the sums stops it).
  *
@@ -52,6 +54,8 @@
 
 #define MAX_NEWTON_ITERATIONS 60
 #define RELATIVE_TOLERANCE 1e-10
+/* the budget's target applies from this relative residual on */
+#define TARGET_RELATIVE_CAP 1e-4
 #define SMALLEST_STEP 1e-10
 /* below this relative residual, a step that does not halve it is a stall */
 #define STALL_TOLERANCE 1e-6
@@ -167,7 +171,7 @@ report_iteration(const NewtonProblem *np, int k, const ClassIterate *it)
 static bool
 converged(const NewtonProblem *np, const ClassIterate *it)
 {
-	return it->residual <= np->target ||
+	return (it->residual <= np->target && it->residual <= TARGET_RELATIVE_CAP * it->g0norm) ||
 		it->residual <= RELATIVE_TOLERANCE * it->g0norm ||
 		it->iterations >= MAX_NEWTON_ITERATIONS ||
 		(it->iterations >= 2 && it->residual > 0.5 * it->previous &&

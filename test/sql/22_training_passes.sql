@@ -67,3 +67,8 @@ SELECT unlearn._row_target('m', '2020-01-01'::date, 'x');
 SET ROLE tp_owner;
 SELECT unlearn._moments_final('\x00'::bytea);
 RESET ROLE;
+
+-- the role is cluster-wide: leave none behind
+SELECT unlearn_drop('tp_own');
+DROP SCHEMA tp_s CASCADE;
+DROP ROLE tp_owner;
