@@ -26,7 +26,9 @@
  * NewtonProblem.target, a fraction of eps' (train_pass.c), and at most
  * 1e-4 of its gradient norm at w = 0 (a large sigma's budget would
  * otherwise stop it far from the optimum, where removal steps and their
- * bounds grow), or at most 1e-10 of that norm, or when Newton stalls at the rounding floor
+ * bounds grow), with a last step ||w - w0|| of at most 0.1 (the
+ * stale-Hessian term of removal grows as e^||w - w0||), or at most 1e-10
+ * of that norm, or when Newton stalls at the rounding floor
  * (below 1e-6 of that norm a full step at least halves the residual,
  * until the rounding of the sums stops it).
  *
@@ -56,6 +58,8 @@
 #define RELATIVE_TOLERANCE 1e-10
 /* the budget's target applies from this relative residual on */
 #define TARGET_RELATIVE_CAP 1e-4
+/* and once the last step, the distance to the anchor, is this short */
+#define TARGET_STEP_CAP 0.1
 #define SMALLEST_STEP 1e-10
 /* below this relative residual, a step that does not halve it is a stall */
 #define STALL_TOLERANCE 1e-6
@@ -72,6 +76,7 @@ typedef struct ClassIterate
 	double		allowance;		/* its rounding part */
 	double		weight_bound;	/* upper bound on sum l''(w.x_i) */
 	double		previous;		/* residual one accepted step before */
+	double		last_step;		/* ||w - w0||, the last accepted step */
 	double		g0norm;
 	double	   *anchor;			/* the accepted point before w: w0 */
 	double	   *anchor_factor;	/* and its factor */
@@ -171,7 +176,8 @@ report_iteration(const NewtonProblem *np, int k, const ClassIterate *it)
 static bool
 converged(const NewtonProblem *np, const ClassIterate *it)
 {
-	return (it->residual <= np->target && it->residual <= TARGET_RELATIVE_CAP * it->g0norm) ||
+	return (it->residual <= np->target && it->residual <= TARGET_RELATIVE_CAP * it->g0norm &&
+			it->last_step <= TARGET_STEP_CAP) ||
 		it->residual <= RELATIVE_TOLERANCE * it->g0norm ||
 		it->iterations >= MAX_NEWTON_ITERATIONS ||
 		(it->iterations >= 2 && it->residual > 0.5 * it->previous &&
@@ -286,6 +292,7 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 				double	   *spare = it->anchor_factor;
 
 				trial.previous = it->residual;
+				trial.last_step = it->t * vec_norm(it->step, p);
 				trial.iterations = it->iterations + 1;
 				trial.anchor = it->w;
 				trial.anchor_factor = it->factor;

@@ -459,6 +459,9 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 		else if (gamma == 0.0)
 			bound = squared_rounding(m, cache, k, rems, rem_from, rem_count, adds, add_from,
 									 add_count, w, v, gamma_p);
+		/* an overflow (e^drift far from the anchor) must spend everything, never nothing */
+		if (!(bound >= 0.0))
+			bound = INFINITY;
 		step_bound[k] += bound;
 		cblas_daxpy(p, 1.0, v, 1, w, 1);
 	}
