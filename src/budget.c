@@ -25,6 +25,8 @@
  */
 #include "unlearn.h"
 
+#include <float.h>
+
 #include <math.h>
 
 #include "port.h"
@@ -131,4 +133,16 @@ unlearn_budget(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
 	PG_RETURN_FLOAT8(gaussian_budget(sigma, epsilon, delta));
+}
+
+/*
+ * The rounding allowance of a gradient summed over n terms in R^p whose
+ * magnitudes (sum |l'_i| ||x_i|| + the regulariser's and the noise's
+ * norms) add up to magnitude: 2 (n + p) eps magnitude, a bound on the
+ * floating-point error of any summation order.
+ */
+double
+rounding_allowance(int64 n, int p, double magnitude)
+{
+	return 2.0 * (n + p) * DBL_EPSILON * magnitude;
 }

@@ -108,7 +108,7 @@ gradient_allowance(UnlearnLoss loss, const PassTerms *terms, double reg,
 	double		magnitude = derivative_sum_bound(loss, terms->rows, terms->loss_sum) +
 		reg * vec_norm(w, p) + vec_norm(b, p);
 
-	return 2.0 * (terms->rows + p) * DBL_EPSILON * magnitude;
+	return rounding_allowance(terms->rows, p, magnitude);
 }
 
 /* an upper bound on C = sum_i l''(w.x_i) from a pass's terms */

@@ -314,7 +314,7 @@ squared_rounding(UnlearnModel *m, StepCache *cache, int k, const StepRows *rems,
 	magnitude = delta_magnitude(m, rems, rem_from, rem_count, k, w) +
 		delta_magnitude(m, adds, add_from, add_count, k, w);
 	return ((2.0 * gamma_p + gamma_p * gamma_p) * h_norm * v_norm +
-			2.0 * (p + rem_count + add_count) * DBL_EPSILON * magnitude +
+			rounding_allowance(rem_count + add_count, p, magnitude) +
 			2.0 * DBL_EPSILON * h_norm * sqrt(after)) * (1.0 + 64.0 * p * DBL_EPSILON);
 }
 
@@ -453,8 +453,8 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			 * and the rounding of the residual itself, a sum of n terms with
 			 * |l'| <= 1: 2 (n + p) eps (n + Lambda ||w||)
 			 */
-			bound += 2.0 * (m->rows + adds->count + p) * DBL_EPSILON *
-				(m->rows + adds->count + m->reg * vec_norm(w, p));
+			bound += rounding_allowance(m->rows + adds->count, p,
+										m->rows + adds->count + m->reg * vec_norm(w, p));
 		}
 		else if (gamma == 0.0)
 			bound = squared_rounding(m, cache, k, rems, rem_from, rem_count, adds, add_from,

@@ -219,6 +219,56 @@ append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param)
 }
 
 /*
+ * "the one-dimensional array col has a null element", false for an array
+ * of another shape (array_position refuses those, and rows outside the
+ * model may have them)
+ */
+char *
+model_null_element_condition(const char *col)
+{
+	return psprintf("CASE WHEN pg_catalog.array_ndims(%s) = 1 THEN pg_catalog.array_position(%s, NULL) IS NOT NULL ELSE false END",
+					col, col);
+}
+
+/* the SQL condition "a model column of the row is null" (the label, with_label) */
+char *
+model_null_condition(UnlearnModel *m, bool with_label)
+{
+	StringInfoData buf;
+	int			j;
+
+	initStringInfo(&buf);
+	if (with_label)
+		appendStringInfo(&buf, "%s IS NULL", quote_identifier(m->label));
+	for (j = 0; j < m->nfeatures; j++)
+	{
+		const char *col = feature_sql(m, j);
+
+		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
+		if (m->feature_array)
+			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
+	}
+	return buf.data;
+}
+
+/*
+ * Append the SQL condition "the row is in the model": it has a label,
+ * under nulls => 'skip' no null in a model column, and with declared
+ * classes a label among them (query parameter $param, see
+ * append_declared_label_condition).  model_row_count counts with it and
+ * training passes read with it (train_pass.c).
+ */
+void
+append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
+{
+	appendStringInfo(cond, "%s IS NOT NULL", quote_identifier(m->label));
+	if (m->skip_nulls)
+		appendStringInfo(cond, " AND NOT (%s)", model_null_condition(m, false));
+	if (m->classes_declared)
+		append_declared_label_condition(m, cond, param);
+}
+
+/*
  * Copy a numeric array into out[expected]; expected < 0 accepts any
  * length.  Returns the length.  Errors name the model, never a value.
  */
@@ -433,21 +483,6 @@ spi_row_values(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, Datum **values,
 	*isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
 	for (j = 0; j <= m->nfeatures; j++)
 		(*values)[j] = SPI_getbinval(tuple, desc, j + 1, &(*isnull)[j]);
-}
-
-/* model_row_has_null (label included) for a tuple of build_feature_select's layout */
-bool
-spi_row_has_null(UnlearnModel *m, HeapTuple tuple, TupleDesc desc)
-{
-	Datum	   *values;
-	bool	   *isnull;
-	bool		has_null;
-
-	spi_row_values(m, tuple, desc, &values, &isnull);
-	has_null = model_row_has_null(m, values, isnull, true);
-	pfree(values);
-	pfree(isnull);
-	return has_null;
 }
 
 /* decode_model_row for a tuple of build_feature_select's layout */

@@ -124,26 +124,12 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 				kept;
 	Oid			classes_type = TEXTARRAYOID;
 	Datum		classes;
-	int			j;
 
 	*skipped = 0;
 	if (!m->skip_nulls && !m->classes_declared)
 		return relation_row_count(m->source);
 	initStringInfo(&cond);
-	appendStringInfo(&cond, "%s IS NOT NULL", quote_identifier(m->label));
-	if (m->classes_declared)
-		append_declared_label_condition(m, &cond, 1);
-	for (j = 0; j < m->nfeatures && m->skip_nulls; j++)
-	{
-		const char *col = feature_sql(m, j);
-
-		/* the table's arrays are one-dimensional: decode_model_row refuses others */
-		if (m->feature_array)
-			appendStringInfo(&cond, " AND %s IS NOT NULL AND pg_catalog.array_position(%s, NULL) IS NULL",
-							 col, col);
-		else
-			appendStringInfo(&cond, " AND %s IS NOT NULL", col);
-	}
+	append_model_row_condition(m, &cond, 1);
 	enter_table_owner_context(m->source, &ctx);
 	classes = m->classes_declared ? cstring_text_array(m->classes, m->nlabels) : (Datum) 0;
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
@@ -174,7 +160,6 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 	int64		i = 0;
 	int64		read = 0;
 	double	   *raw = NULL;
-	bool		isnull;
 	ExtensionContext ctx;
 
 	memset(dm, 0, sizeof(*dm));
@@ -211,29 +196,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 			read++;
 			if (dm->x == NULL)
 			{
-				/* first row in the model: learn d of an array model, then size X */
-				if (m->feature_array && m->dims <= 0)
-				{
-					Datum		v = SPI_getbinval(tup, desc, 2, &isnull);
-
-					if (m->skip_nulls && (isnull || spi_row_has_null(m, tup, desc)))
-					{
-						dm->skipped++;
-						continue;
-					}
-					if (isnull)
-						ereport(ERROR,
-								(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-								 errmsg("feature column \"%s\" is null in a row of model \"%s\"",
-										m->features[0], m->name),
-								 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
-					m->dims = extract_float_array(v, NULL, -1, "feature array");
-					if (m->dims == 0 || m->dims > UNLEARN_MAX_DIMS)
-						ereport(ERROR,
-								(errcode(ERRCODE_DATA_EXCEPTION),
-								 errmsg("feature array of model \"%s\" must have 1 to %d elements",
-										m->name, UNLEARN_MAX_DIMS)));
-				}
+				/* first row in the model: size X (the census set d) */
 				m->p = m->dims + (m->intercept ? 1 : 0);
 				dm->p = m->p;
 				dm->x = MemoryContextAllocHuge(CurrentMemoryContext,
@@ -638,7 +601,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 	pfree(z);
 	pfree(margin);
 	/* rounding of the computed gradient: 2 (n + p) eps per unit magnitude */
-	return gnorm + 2.0 * (dm->n + p) * DBL_EPSILON * magnitude;
+	return gnorm + rounding_allowance(dm->n, p, magnitude);
 }
 
 /*
@@ -730,7 +693,7 @@ reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
 
 		ok = design_hessian_factor(m, &dm, k, w, factor + PACKED_SIZE(p) * k, &weight_sum[k]);
 		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g + (Size) k * p, &magnitude);
-		allowance[k] = 2.0 * (dm.n + p) * DBL_EPSILON * magnitude;
+		allowance[k] = rounding_allowance(dm.n, p, magnitude);
 	}
 	if (ok && MODEL_HAS_GRAM(m))
 		gram_of_design(&dm, m->gram);

@@ -126,38 +126,6 @@ raw_features_sql(UnlearnModel *m)
 }
 
 /*
- * "the one-dimensional array col has a null element": array_position
- * refuses other shapes, which rows outside the model may have
- */
-static char *
-null_element_sql(const char *col)
-{
-	return psprintf("CASE WHEN pg_catalog.array_ndims(%s) = 1 THEN pg_catalog.array_position(%s, NULL) IS NOT NULL ELSE false END",
-					col, col);
-}
-
-/* the condition "a model column of the row is null" */
-static char *
-any_null_sql(UnlearnModel *m, bool with_label)
-{
-	StringInfoData buf;
-	int			j;
-
-	initStringInfo(&buf);
-	if (with_label)
-		appendStringInfo(&buf, "%s IS NULL", quote_identifier(m->label));
-	for (j = 0; j < m->nfeatures; j++)
-	{
-		const char *col = feature_sql(m, j);
-
-		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
-		if (m->feature_array)
-			appendStringInfo(&buf, " OR %s", null_element_sql(col));
-	}
-	return buf.data;
-}
-
-/*
  * Start the passes of one training or re-anchoring of m: enter the table
  * owner's context and take the snapshot all passes share.
  */
@@ -173,13 +141,10 @@ scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose)
 	scan->raw_sql = raw_features_sql(m);
 
 	initStringInfo(&filter);
-	if (m->skip_nulls)
-		appendStringInfo(&filter, " WHERE NOT (%s)", any_null_sql(m, true));
-	if (m->classes_declared)
+	if (m->skip_nulls || m->classes_declared)
 	{
-		if (filter.len == 0)
-			appendStringInfo(&filter, " WHERE %s IS NOT NULL", quote_identifier(m->label));
-		append_declared_label_condition(m, &filter, PARAM_DECLARED);
+		appendStringInfoString(&filter, " WHERE ");
+		append_model_row_condition(m, &filter, PARAM_DECLARED);
 	}
 	scan->filter = filter.data;
 
@@ -388,7 +353,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	bool		text_label = label_base == TEXTOID || label_base == VARCHAROID ||
 		label_base == BPCHAROID;
 	const char *label = quote_identifier(m->label);
-	char	   *any_null = any_null_sql(m, false);
+	char	   *any_null = model_null_condition(m, false);
 	StringInfoData q;
 	int64		total = 0,
 				kept = 0,
@@ -415,7 +380,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
 		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
 	if (m->feature_array && !m->skip_nulls)
-		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", null_element_sql(feature_sql(m, 0)));
+		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", model_null_element_condition(feature_sql(m, 0)));
 	if (m->feature_array)
 		appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
 						 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",

@@ -248,6 +248,7 @@ extern double logistic_sigmoid(double z);
 extern double gaussian_budget(double sigma, double epsilon, double delta);
 extern void draw_gaussian_noise(double *b, int n, double sigma);
 extern double combine_class_spent(const double *class_spent, int k);
+extern double rounding_allowance(int64 n, int p, double magnitude);
 
 /* column_map.c: the row map (see its header) */
 typedef struct RowMap
@@ -413,6 +414,9 @@ extern void model_null_feature_error(UnlearnModel *m, int j);
 extern double numeric_datum_to_double(Oid base, Datum d);
 extern bool model_takes_label(UnlearnModel *m, const char *label);
 extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
+extern char *model_null_element_condition(const char *col);
+extern char *model_null_condition(UnlearnModel *m, bool with_label);
+extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int param);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
@@ -422,7 +426,6 @@ extern bool model_row_has_null(UnlearnModel *m, const Datum *values, const bool 
 							   bool with_label);
 extern bool decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 							 double *raw, char **label, double *label_value);
-extern bool spi_row_has_null(UnlearnModel *m, HeapTuple tuple, TupleDesc desc);
 extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 						   char **label, double *label_value);
 
