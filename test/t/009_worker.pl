@@ -71,17 +71,24 @@ is($node->safe_psql('postgres', q{
 SELECT reanchored FROM unlearn.ledger ORDER BY id DESC LIMIT 1}), 'f',
 	'the first DELETE after the restart does not rebuild');
 
-# 2. re-anchoring when spent crosses the threshold
+# 2. re-anchoring once the model is due
 my $at = $node->safe_psql('postgres', 'SHOW unlearn.worker_reanchor_at');
 is($at, '0.75', 'the threshold is three quarters of the budget');
+# worker.c's reanchor_due, from the catalog and the ledger
+my $due = qq{
+SELECT m.spent - r >= $at * (m.budget - r)
+FROM unlearn.models m,
+     LATERAL (SELECT coalesce(least((SELECT spent FROM unlearn.ledger l
+                                     WHERE l.model = m.model AND (reanchored OR retrained)
+                                     ORDER BY id DESC LIMIT 1), m.budget), 0) AS r) x};
 my $id = 3;
-while ($node->safe_psql('postgres', "SELECT spent < $at * budget FROM unlearn.models") eq 't')
+while ($node->safe_psql('postgres', $due) eq 'f')
 {
 	$node->safe_psql('postgres', "DELETE FROM threes WHERE id = $id");
 	$id++;
 	last if $id > 1000;
 }
-cmp_ok($id, '<=', 1000, "the budget crossed the threshold after " . ($id - 3) . ' single-row DELETEs');
+cmp_ok($id, '<=', 1000, "the model was due after " . ($id - 3) . ' single-row DELETEs');
 ok($node->poll_query_until('postgres', q{
 SELECT count(*) > 0 FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')}),
 	'the worker took the model');
@@ -97,7 +104,7 @@ if ($op eq 'reanchor')
 else
 {
 	ok($retrained eq 't', 'the re-anchoring freed too little: a retraining');
-	cmp_ok($ratio, '<', 0.01, 'with fresh noise, near a zero residual');
+	cmp_ok($ratio, '<=', 0.05, 'with fresh noise, at most the training target of 1/20 of the budget');
 }
 is($node->safe_psql('postgres', q{
 SELECT count(*) FROM unlearn.ledger WHERE operation = 'delete' AND (reanchored OR retrained)}),
@@ -119,13 +126,6 @@ SELECT pg_reload_conf();
 });
 my $worker_ops = q{
 SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')};
-# worker.c's reanchor_due, from the catalog and the ledger
-my $due = qq{
-SELECT m.spent - r >= $at * (m.budget - r)
-FROM unlearn.models m,
-     LATERAL (SELECT coalesce(least((SELECT spent FROM unlearn.ledger l
-                                     WHERE l.model = m.model AND (reanchored OR retrained)
-                                     ORDER BY id DESC LIMIT 1), m.budget), 0) AS r) x};
 my $taken_before = $node->safe_psql('postgres', $worker_ops);
 my $taken = $taken_before;
 my $from = $id;
@@ -189,18 +189,25 @@ SELECT count(*) FROM unlearn_train('keep', 'fives', 'y', '{pixels}', bound => 'e
 SELECT count(*) FROM unlearn_train('renew', 'fives', 'y', '{pixels}', bound => 'exact');
 });
 my $noise = $node->safe_psql('postgres', q{SELECT md5(noise) FROM unlearn.model_state WHERE model = 'renew'});
-# the smallest DELETE (tried and rolled back) that spends 5% to 100% of both budgets
+# the smallest DELETE (tried and rolled back) that makes both models due
+# (worker.c's reanchor_due at 0.05, counted from the residual their
+# training measured, which spent starts at) within their budgets
 my $k = 5;
 for (; $k < 1500; $k = int($k * 1.5))
 {
 	my $spend = $node->safe_psql('postgres', qq{
 BEGIN;
 DELETE FROM fives WHERE id <= $k;
-SELECT min(spent / budget) >= 0.05 AND max(spent / budget) < 1 FROM unlearn.models WHERE model IN ('keep', 'renew');
+SELECT bool_and(m.spent - r >= 0.05 * (m.budget - r)) AND max(m.spent / m.budget) < 1
+FROM unlearn.models m,
+     LATERAL (SELECT coalesce(least((SELECT spent FROM unlearn.ledger l
+                                     WHERE l.model = m.model AND (reanchored OR retrained)
+                                     ORDER BY id DESC LIMIT 1), m.budget), 0) AS r) x
+WHERE m.model IN ('keep', 'renew');
 ROLLBACK;});
 	last if $spend eq 't';
 }
-cmp_ok($k, '<', 1500, "a DELETE of $k rows spends at least 5% of both budgets");
+cmp_ok($k, '<', 1500, "a DELETE of $k rows makes both models due within their budgets");
 $node->safe_psql('postgres', qq{
 DELETE FROM fives WHERE id <= $k;
 ALTER SYSTEM SET unlearn.worker = on;
