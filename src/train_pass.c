@@ -32,12 +32,12 @@
  *
  * Stopping.  Training stops at a certified residual of TRAINING_FRACTION
  * (1/20) of the budget eps' (newton.c), and spent starts there.  Newton
- * converges quadratically, so the fraction decides at most one pass: the
- * residuals by iteration were 1037, 183, 38, 2.9, 1.4e-2, 2.9e-7 on
- * Fashion-MNIST T-shirt vs Shirt and 2.7e4, 1.6e3, 20, 3.8e-3, 1.4e-10 on
- * 1M x 50 synthetic rows (bench/README.md).  At sigma = 1 (eps' = 0.314)
- * 1/20 stops both one pass early, for at most 5% of the budget; 1/400
- * saves no pass on either.
+ * converges quadratically, so the fraction decides at most one pass.  At
+ * sigma = 1 (eps' = 0.314) the residuals by iteration were 1037, 183, 38,
+ * 2.9, 0.014 on Fashion-MNIST T-shirt vs Shirt, which 1/20 stops one pass
+ * early for 4.4% of the budget and 1/400 would not, and 3.8e4, 3.3e3, 89,
+ * 0.080, 7e-8 on 1M x 50 synthetic rows, where neither saves a pass
+ * (README, Benchmarks).
  *
  * Memory: O(K p^2) in the backend (the states, the factors) plus what the
  * executor uses: each worker's aggregate states, O(K p^2).  Cost per
