@@ -82,16 +82,34 @@ doubles_from_bytea(Datum d, Size expected, UnlearnModel *m)
 	return v;
 }
 
+/*
+ * A one-dimensional array of n 8-byte values without nulls, written
+ * directly: the row functions of a training pass build one per row.
+ */
+static Datum
+eight_byte_array(const void *v, int n, Oid elemtype)
+{
+	Size		size;
+	ArrayType  *a;
+
+	if (n == 0)
+		return PointerGetDatum(construct_empty_array(elemtype));
+	size = ARR_OVERHEAD_NONULLS(1) + sizeof(int64) * (Size) n;
+	a = palloc(size);
+	SET_VARSIZE(a, size);
+	a->ndim = 1;
+	a->dataoffset = 0;
+	a->elemtype = elemtype;
+	ARR_DIMS(a)[0] = n;
+	ARR_LBOUND(a)[0] = 1;
+	memcpy(ARR_DATA_PTR(a), v, sizeof(int64) * (Size) n);
+	return PointerGetDatum(a);
+}
+
 Datum
 float8_array(const double *v, int n)
 {
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	return eight_byte_array(v, n, FLOAT8OID);
 }
 
 /* coefficients as a K x p array (1-D when K = 1) */
@@ -119,13 +137,7 @@ coef_array(const double *coef, int nclasses, int p)
 static Datum
 int8_array(const int64 *v, int n)
 {
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-		d[i] = Int64GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, INT8OID, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	return eight_byte_array(v, n, INT8OID);
 }
 
 /* a 1-D bigint array of n positive counts without nulls */

@@ -108,25 +108,57 @@ row_map_from_array(ArrayType *a, RowMap *map)
  * argument or element is an error: a pass reads only rows its census
  * (train_pass.c) found free of nulls, or filtered them out.
  */
+/* the argument types of one _row_values call site, kept in fn_extra */
+typedef struct RowValuesTypes
+{
+	bool		array;			/* one array argument */
+	Oid			base[FLEXIBLE_ARRAY_MEMBER];	/* each argument's base type */
+} RowValuesTypes;
+
+static RowValuesTypes *
+row_values_types(FunctionCallInfo fcinfo)
+{
+	RowValuesTypes *t = fcinfo->flinfo->fn_extra;
+	int			nargs = PG_NARGS();
+	int			j;
+
+	if (t != NULL)
+		return t;
+	if (get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unlearn._row_values takes its features as separate arguments")));
+	t = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+						   offsetof(RowValuesTypes, base) + sizeof(Oid) * Max(nargs, 1));
+	for (j = 0; j < nargs; j++)
+		t->base[j] = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
+	t->array = nargs == 1 && type_is_array(t->base[0]);
+	if (!t->array)
+		for (j = 0; j < nargs; j++)
+			if (!is_numeric_scalar(t->base[j]) && t->base[j] != BOOLOID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("a feature of type %s is not numeric", format_type_be(t->base[j]))));
+	fcinfo->flinfo->fn_extra = t;
+	return t;
+}
+
 PG_FUNCTION_INFO_V1(unlearn_row_values);
 Datum
 unlearn_row_values(PG_FUNCTION_ARGS)
 {
+	RowValuesTypes *types = row_values_types(fcinfo);
 	int			nargs = PG_NARGS();
 	double	   *raw;
 	int			n;
 	int			j;
 
-	if (get_fn_expr_variadic(fcinfo->flinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("unlearn._row_values takes its features as separate arguments")));
 	for (j = 0; j < nargs; j++)
 		if (PG_ARGISNULL(j))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("a feature of a row is null")));
-	if (nargs == 1 && type_is_array(getBaseType(get_fn_expr_argtype(fcinfo->flinfo, 0))))
+	if (types->array)
 	{
 		n = extract_float_array(PG_GETARG_DATUM(0), NULL, -1, "feature array");
 		raw = palloc(sizeof(double) * Max(n, 1));
@@ -137,15 +169,7 @@ unlearn_row_values(PG_FUNCTION_ARGS)
 		n = nargs;
 		raw = palloc(sizeof(double) * Max(n, 1));
 		for (j = 0; j < nargs; j++)
-		{
-			Oid			base = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
-
-			if (!is_numeric_scalar(base) && base != BOOLOID)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("a feature of type %s is not numeric", format_type_be(base))));
-			raw[j] = numeric_datum_to_double(base, PG_GETARG_DATUM(j));
-		}
+			raw[j] = numeric_datum_to_double(types->base[j], PG_GETARG_DATUM(j));
 	}
 	PG_RETURN_DATUM(float8_array(raw, n));
 }
@@ -192,12 +216,40 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(float8_array(row, p));
 }
 
+/* the label's type at this call site and the losses it serves, in fn_extra */
+typedef struct LabelType
+{
+	Oid			type;
+	bool		logistic;
+	bool		squared;
+} LabelType;
+
+static Oid
+label_argument_type(FunctionCallInfo fcinfo)
+{
+	LabelType  *t = fcinfo->flinfo->fn_extra;
+
+	if (t == NULL)
+	{
+		t = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(LabelType));
+		t->type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+		t->logistic = label_type_supported(t->type, LOSS_LOGISTIC);
+		t->squared = label_type_supported(t->type, LOSS_SQUARED);
+		fcinfo->flinfo->fn_extra = t;
+	}
+	if (!(PG_ARGISNULL(2) ? t->squared : t->logistic))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("a label of type %s is not supported", format_type_be(t->type))));
+	return t->type;
+}
+
 /* unlearn._row_target(model text, label "any", positive text) */
 PG_FUNCTION_INFO_V1(unlearn_row_target);
 Datum
 unlearn_row_target(PG_FUNCTION_ARGS)
 {
-	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	Oid			type;
 	double		value;
 	char	   *label;
 	char	   *positive;
@@ -207,10 +259,7 @@ unlearn_row_target(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("unlearn._row_target needs a model name and a label")));
-	if (!label_type_supported(type, PG_ARGISNULL(2) ? LOSS_SQUARED : LOSS_LOGISTIC))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("a label of type %s is not supported", format_type_be(type))));
+	type = label_argument_type(fcinfo);
 	label = label_from_datum(type, PG_GETARG_DATUM(1), &value);
 	if (PG_ARGISNULL(2))
 	{

@@ -54,6 +54,29 @@ SELECT (g).kind, (g).loss IS NULL AS gram_has_no_loss,
 	   pg_temp.rel_diff((h).matrix, (SELECT array_agg(2 * v) FROM unnest((g).matrix) v)) < 1e-14 AS hessian_is_twice_gram
 FROM s;
 
+-- 2b. blocks: a matrix state buffers rows and adds them a block at a time
+-- (DSYRK).  The same sums come from states of one row each (GROUP BY id,
+-- merged), from groups of about 180 rows (several blocks and a remainder),
+-- and from a window aggregate, whose copied state is updated a row at a
+-- time: the last row's running sums equal the aggregate's
+SELECT pg_temp.rel_diff((unlearn_stats_values(unlearn_merge(s))).matrix, (:'h'::unlearn.stats_values).matrix) < 1e-12
+		   AS one_row_states_equal,
+	   (unlearn_stats_values(unlearn_merge(s))).rows = (:'h'::unlearn.stats_values).rows AS one_row_rows_equal
+FROM (SELECT unlearn_gradient_hessian_state(x, y, :w, 'logistic') AS s FROM ag GROUP BY id) q;
+SELECT pg_temp.rel_diff((unlearn_stats_values(unlearn_merge(s))).matrix, (:'h'::unlearn.stats_values).matrix) < 1e-12
+		   AS label_states_equal,
+	   pg_temp.rel_diff((unlearn_stats_values(unlearn_merge(s))).gradient, (:'h'::unlearn.stats_values).gradient) < 1e-12
+		   AS label_gradients_equal
+FROM (SELECT unlearn_gradient_hessian_state(x, y, :w, 'logistic') AS s FROM ag GROUP BY label) q;
+SELECT pg_temp.rel_diff((h).matrix, (:'h'::unlearn.stats_values).matrix) < 1e-12 AS window_hessian_equal,
+	   pg_temp.rel_diff((h).gradient, (:'h'::unlearn.stats_values).gradient) < 1e-12 AS window_gradient_equal,
+	   pg_temp.rel_diff((g).matrix, (SELECT (unlearn_gram(x)).matrix FROM ag)) < 1e-12 AS window_gram_equal,
+	   (h).rows = (:'h'::unlearn.stats_values).rows AS window_rows_equal
+FROM (SELECT unlearn_gradient_hessian(x, y, :w, 'logistic') OVER w AS h, unlearn_gram(x) OVER w AS g,
+			 row_number() OVER w = count(*) OVER () AS last
+	  FROM ag WINDOW w AS (ORDER BY id)) q
+WHERE last;
+
 -- 3. parallel equals serial: a Partial Aggregate under Gather, the same
 -- sums to 1e-12 relative
 SET max_parallel_workers_per_gather = 2;
