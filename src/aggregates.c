@@ -42,8 +42,8 @@
  * needs the value itself (a partial aggregate's result sent to the leader,
  * a final or combine function's argument, a copy) it flattens the object,
  * which adds the buffered rows first; the flat form is the one above and
- * never holds a buffer.  A flat state given to a transition function (a
- * window aggregate copies its state) is updated a row at a time.
+ * never holds a buffer.  A flat state given to a transition function
+ * (should the executor have copied one) is updated a row at a time.
  *
  *-------------------------------------------------------------------------
  */
@@ -349,6 +349,7 @@ flush_block(BatchedStats *b)
 	{
 		UnlearnLoss loss = (UnlearnLoss) s->loss;
 
+		memset(b->scratch, 0, sizeof(double) * n);	/* BLAS may scale it by beta */
 		cblas_dgemv(CblasColMajor, CblasTrans, p, n, 1.0, b->block, p,
 					stats_w(s), 1, 0.0, b->scratch, 1);
 		for (i = 0; i < n; i++)

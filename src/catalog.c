@@ -92,6 +92,8 @@ eight_byte_array(const void *v, int n, Oid elemtype)
 	Size		size;
 	ArrayType  *a;
 
+	if (n < 0)
+		elog(ERROR, "unlearn: an array of %d elements", n);
 	if (n == 0)
 		return PointerGetDatum(construct_empty_array(elemtype));
 	size = ARR_OVERHEAD_NONULLS(1) + sizeof(int64) * (Size) n;

@@ -40,6 +40,7 @@ typedef struct Collected
 	double	   *proba;			/* n x K */
 	double	   *y;				/* squared loss: targets */
 	double	   *pred;			/* and predictions */
+	MemoryContext cxt;			/* the caller's, which outlives SPI's */
 } Collected;
 
 static void
@@ -48,11 +49,11 @@ grow(Collected *c, int K)
 	c->capacity = c->capacity == 0 ? 1024 : c->capacity * 2;
 	if (c->truth == NULL)
 	{
-		c->truth = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * c->capacity);
-		c->predicted = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * c->capacity);
-		c->proba = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * K * c->capacity);
-		c->y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * c->capacity);
-		c->pred = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * c->capacity);
+		c->truth = MemoryContextAllocHuge(c->cxt, sizeof(int) * c->capacity);
+		c->predicted = MemoryContextAllocHuge(c->cxt, sizeof(int) * c->capacity);
+		c->proba = MemoryContextAllocHuge(c->cxt, sizeof(double) * K * c->capacity);
+		c->y = MemoryContextAllocHuge(c->cxt, sizeof(double) * c->capacity);
+		c->pred = MemoryContextAllocHuge(c->cxt, sizeof(double) * c->capacity);
 		return;
 	}
 	c->truth = repalloc_huge(c->truth, sizeof(int) * c->capacity);
@@ -169,8 +170,9 @@ unlearn_evaluate(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &result_desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "unlearn_evaluate must return a composite type");
 	pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)), CurrentMemoryContext);
-	m = model_on_relation(pm, fcinfo, 1, true, &relid);
 	memset(&c, 0, sizeof(c));
+	c.cxt = CurrentMemoryContext;	/* the rows' arrays outlive SPI_finish */
+	m = model_on_relation(pm, fcinfo, 1, true, &relid);
 	collect(pm, m, relid, &c);
 	SPI_finish();
 

@@ -31,6 +31,8 @@ compare_by_score(const void *a, const void *b)
 	double		x = sorting_scores[(Size) (*(const int64 *) a) * sorting_stride];
 	double		y = sorting_scores[(Size) (*(const int64 *) b) * sorting_stride];
 
+	if (isnan(x) || isnan(y))
+		return (int) isnan(x) - (int) isnan(y);	/* NaN last, all equal */
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
@@ -58,7 +60,8 @@ roc_auc(const double *score, int stride, const int *truth, int positive, int64 n
 		int64		tied_positives = 0;
 
 		/* a run of equal scores shares the mean of its ranks (1-based) */
-		for (j = i; j < n && score[(Size) order[j] * stride] == score[(Size) order[i] * stride]; j++)
+		tied_positives = truth[order[i]] == positive;
+		for (j = i + 1; j < n && compare_by_score(&order[j], &order[i]) == 0; j++)
 			tied_positives += truth[order[j]] == positive;
 		mid_rank = (double) (i + 1 + j) / 2.0;
 		rank_sum += mid_rank * tied_positives;

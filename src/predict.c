@@ -175,6 +175,7 @@ class_probabilities(PredictModel *pm)
 	int			best;
 	int			k;
 	double		total = 0.0;
+	double		top = 0.0;
 
 	score_row(pm, &best);		/* maps pm->row */
 	if (pm->nclasses == 1)
@@ -185,9 +186,21 @@ class_probabilities(PredictModel *pm)
 		pm->proba[1] = s;
 		return best;
 	}
+	/*
+	 * sigma(z_k) / sum_j sigma(z_j), in logs: log sigma(z_k) less its
+	 * maximum, so that the sum is at least 1 even where every sigmoid
+	 * underflows.
+	 */
 	for (k = 0; k < pm->nclasses; k++)
 	{
-		pm->proba[k] = logistic_sigmoid(vec_dot(pm->coef + (Size) k * pm->p, pm->row, pm->p));
+		double		z = vec_dot(pm->coef + (Size) k * pm->p, pm->row, pm->p);
+
+		pm->proba[k] = z >= 0 ? -log1p(exp(-z)) : z - log1p(exp(z));
+		top = k == 0 ? pm->proba[k] : Max(top, pm->proba[k]);
+	}
+	for (k = 0; k < pm->nclasses; k++)
+	{
+		pm->proba[k] = exp(pm->proba[k] - top);
 		total += pm->proba[k];
 	}
 	for (k = 0; k < pm->nclasses; k++)

@@ -253,3 +253,26 @@ DROP ROLE sc_owner;
 
 SELECT unlearn_drop('sc'), unlearn_drop('sc_one'), unlearn_drop('sc_lsq');
 DROP TABLE sc, sc_held, "sc two-part", sc_text, sc_unknown;
+
+-- evaluation of many rows: the per-row arrays outlive the scan's SPI
+-- context (they were read after SPI_finish freed them, and at this size
+-- the backend crashed), a classifier and a regression
+CREATE TABLE sc_many AS
+SELECT i AS id, sin(i) AS a, cos(3 * i) AS b, (sin(i) + cos(3 * i) > 0)::int AS label FROM generate_series(1, 40000) i;
+SELECT model FROM unlearn_train('sc_many', 'sc_many', 'label', '{a,b}', sigma => 0);
+SELECT model FROM unlearn_train('sc_many_lsq', 'sc_many', 'a', '{b}', loss => 'squared', sigma => 0);
+SELECT rows, accuracy > 0.9 AS accurate, roc_auc > 0.9 AS ranks FROM unlearn_evaluate('sc_many');
+SELECT rows, rmse < 1 AS fits FROM unlearn_evaluate('sc_many_lsq');
+
+-- one-vs-rest probabilities where every class's sigmoid underflows: huge
+-- noise gives weights of about 1e12, the normalisation runs in logs, and
+-- evaluation ends (NaN probabilities made its ROC AUC loop forever)
+CREATE TABLE sc_huge AS SELECT i AS id, (i % 3)::text AS label, sin(i) AS a, cos(i) AS b FROM generate_series(1, 300) i;
+SELECT model FROM unlearn_train('sc_huge', 'sc_huge', 'label', '{a,b}', sigma => 1e12);
+SELECT bool_and(p = p AND p BETWEEN 0 AND 1) AS finite, bool_and(abs(s - 1) < 1e-12) AS sum_to_one
+FROM (SELECT (SELECT array_agg(v) FROM unnest(unlearn_predict_proba('sc_huge', ARRAY[a, b])) v) AS ps,
+			 (SELECT sum(v) FROM unnest(unlearn_predict_proba('sc_huge', ARRAY[a, b])) v) AS s
+	  FROM sc_huge) q, unnest(ps) p;
+SELECT rows, log_loss = log_loss AS log_loss_is_number FROM unlearn_evaluate('sc_huge');
+SELECT unlearn_drop('sc_many'), unlearn_drop('sc_many_lsq'), unlearn_drop('sc_huge');
+DROP TABLE sc_many, sc_huge;

@@ -57,8 +57,9 @@ FROM s;
 -- 2b. blocks: a matrix state buffers rows and adds them a block at a time
 -- (DSYRK).  The same sums come from states of one row each (GROUP BY id,
 -- merged), from groups of about 180 rows (several blocks and a remainder),
--- and from a window aggregate, whose copied state is updated a row at a
--- time: the last row's running sums equal the aggregate's
+-- and from a window aggregate, whose final function flattens the state at
+-- every row while rows keep arriving: the last row's running sums equal
+-- the aggregate's
 SELECT pg_temp.rel_diff((unlearn_stats_values(unlearn_merge(s))).matrix, (:'h'::unlearn.stats_values).matrix) < 1e-12
 		   AS one_row_states_equal,
 	   (unlearn_stats_values(unlearn_merge(s))).rows = (:'h'::unlearn.stats_values).rows AS one_row_rows_equal
