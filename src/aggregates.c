@@ -141,6 +141,13 @@ stats_size(int kind, int p)
 	return sizeof(StatsHeader) + sizeof(double) * stats_doubles(kind, p);
 }
 
+/* the header, w and gradient: a state without its matrix */
+static Size
+stats_head_size(int kind, int p)
+{
+	return sizeof(StatsHeader) + sizeof(double) * (kind_has_gradient(kind) ? 2 * (Size) p : 0);
+}
+
 static double *
 stats_w(StatsHeader *s)
 {
@@ -301,11 +308,9 @@ new_batched(MemoryContext aggcontext, int kind, UnlearnLoss loss, int p, const d
 	MemoryContext cxt = AllocSetContextCreate(aggcontext, "unlearn stats batch",
 											  ALLOCSET_SMALL_SIZES);
 	BatchedStats *b = MemoryContextAllocZero(cxt, sizeof(BatchedStats));
-	Size		head_size = sizeof(StatsHeader) +
-		sizeof(double) * (kind_has_gradient(kind) ? 2 * (Size) p : 0);
 
 	EOH_init_header(&b->hdr, &batched_methods, cxt);
-	b->head = MemoryContextAllocZero(cxt, head_size);
+	b->head = MemoryContextAllocZero(cxt, stats_head_size(kind, p));
 	b->head->magic = STATS_MAGIC;
 	b->head->kind = kind;
 	b->head->loss = kind == STATS_GRAM ? 0 : loss;
@@ -369,7 +374,7 @@ flush_block(BatchedStats *b)
 			for (i = 0; i < n; i++)
 				cblas_dscal(p, sqrt(b->targets[i]), b->block + (Size) i * p, 1);
 	}
-	if (s->kind != STATS_GRADIENT)
+	if (kind_has_matrix(s->kind))
 		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, alpha,
 					b->block, p, 1.0, b->matrix, p);
 	s->rows += n;
@@ -415,14 +420,30 @@ batched_flatten(ExpandedObjectHeader *eoh, void *result, Size size)
 {
 	BatchedStats *b = (BatchedStats *) eoh;
 	StatsHeader *s = (StatsHeader *) result;
-	Size		head_size = sizeof(StatsHeader) +
-		sizeof(double) * (kind_has_gradient(b->head->kind) ? 2 * (Size) b->head->p : 0);
 
 	Assert(size == stats_size(b->head->kind, b->head->p));
 	flush_block(b);
-	memcpy(s, b->head, head_size);
+	memcpy(s, b->head, stats_head_size(b->head->kind, b->head->p));
 	SET_VARSIZE(s, size);
 	packed_from_full(b->matrix, s->p, stats_matrix(s));
+}
+
+/*
+ * A transition function's first state: batched when it holds a matrix of
+ * at most BATCH_MAX_P columns (*b set), flat otherwise.  w is NULL for Gram.
+ */
+static StatsHeader *
+start_state(MemoryContext aggcontext, int kind, UnlearnLoss loss, int p, const double *w,
+			BatchedStats **b)
+{
+	StatsHeader *s;
+
+	if (kind_has_matrix(kind) && p <= BATCH_MAX_P)
+		return (*b = new_batched(aggcontext, kind, loss, p, w))->head;
+	s = new_stats(aggcontext, kind, loss, p);
+	if (w != NULL)
+		memcpy(stats_w(s), w, sizeof(double) * p);
+	return s;
 }
 
 /*
@@ -483,15 +504,7 @@ add_row(FunctionCallInfo fcinfo, int kind, const char *fn)
 	w = vector_arg(PG_GETARG_ARRAYTYPE_P(3), &p, "w");
 	x = vector_arg(PG_GETARG_ARRAYTYPE_P(1), &p, "x");
 	if (s == NULL)
-	{
-		if (kind == STATS_HESSIAN && p <= BATCH_MAX_P)
-			s = (b = new_batched(aggcontext, kind, loss, p, w))->head;
-		else
-		{
-			s = new_stats(aggcontext, kind, loss, p);
-			memcpy(stats_w(s), w, sizeof(double) * p);
-		}
-	}
+		s = start_state(aggcontext, kind, loss, p, w, &b);
 	else if (s->kind != kind)
 		corrupt_stats("a transition function was given a state of another kind");
 	else if (s->loss != (int32) loss || memcmp(stats_w(s), w, sizeof(double) * p) != 0)
@@ -543,12 +556,7 @@ unlearn_stats_gram_add(PG_FUNCTION_ARGS)
 	p = s == NULL ? -1 : s->p;
 	x = vector_arg(PG_GETARG_ARRAYTYPE_P(1), &p, "x");
 	if (s == NULL)
-	{
-		if (p <= BATCH_MAX_P)
-			s = (b = new_batched(aggcontext, STATS_GRAM, LOSS_LOGISTIC, p, NULL))->head;
-		else
-			s = new_stats(aggcontext, STATS_GRAM, LOSS_LOGISTIC, p);
-	}
+		s = start_state(aggcontext, STATS_GRAM, LOSS_LOGISTIC, p, NULL, &b);
 	else if (s->kind != STATS_GRAM)
 		corrupt_stats("a transition function was given a state of another kind");
 	if (b != NULL)

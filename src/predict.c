@@ -195,7 +195,7 @@ class_probabilities(PredictModel *pm)
 	{
 		double		z = vec_dot(pm->coef + (Size) k * pm->p, pm->row, pm->p);
 
-		pm->proba[k] = z >= 0 ? -log1p(exp(-z)) : z - log1p(exp(z));
+		pm->proba[k] = -loss_value(LOSS_LOGISTIC, z, 1.0);	/* log sigma(z) */
 		top = k == 0 ? pm->proba[k] : Max(top, pm->proba[k]);
 	}
 	for (k = 0; k < pm->nclasses; k++)

@@ -195,6 +195,21 @@ CREATE AGGREGATE ag_mine(float8[]) (SFUNC = unlearn._stats_gram_add, STYPE = unl
 CREATE AGGREGATE ag_mine(float8[]) (SFUNC = unlearn._stats_gram_add, STYPE = unlearn.stats);
 -- but the aggregates are everyone's
 SELECT (unlearn_gram(x)).rows AS stranger_rows FROM (VALUES ('{1,2}'::float8[]), ('{3,4}')) v(x);
+-- a stranger's own queries over the batched states give the plain sums:
+-- 5,000 groups at a tiny work_mem, merged, and a moving
+-- window frame, whose state starts again at every row
+SET work_mem = '64kB';
+CREATE TEMP TABLE ag_r AS SELECT i, ARRAY[sin(i), cos(i), 1]::float8[] AS x FROM generate_series(1, 20000) i;
+SELECT pg_temp.rel_diff((unlearn_stats_values(unlearn_merge(s))).matrix,
+						(SELECT array_agg(v ORDER BY a, b) FROM (
+							SELECT a, b, sum(x[a] * x[b]) AS v FROM ag_r, generate_series(1, 3) a,
+								generate_series(1, 3) b GROUP BY a, b) q)) < 1e-12 AS groups_equal,
+	   count(*) AS groups
+FROM (SELECT i % 5000 AS k, unlearn_gram_state(x) AS s FROM ag_r GROUP BY 1) g;
+SELECT bool_and(abs((g).matrix[1][2] - s12) <= 1e-12 * greatest(abs(s12), 1)) AS moving_frame_equal, count(*) AS frames
+FROM (SELECT unlearn_gram(x) OVER w AS g, sum(x[1] * x[2]) OVER w AS s12 FROM ag_r WHERE i <= 2000
+	  WINDOW w AS (ORDER BY i ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)) q;
+RESET work_mem;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM ag_stranger;
 DROP ROLE ag_stranger;
