@@ -210,6 +210,7 @@ SELECT bool_and(abs((g).matrix[1][2] - s12) <= 1e-12 * greatest(abs(s12), 1)) AS
 FROM (SELECT unlearn_gram(x) OVER w AS g, sum(x[1] * x[2]) OVER w AS s12 FROM ag_r WHERE i <= 2000
 	  WINDOW w AS (ORDER BY i ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)) q;
 RESET work_mem;
+DROP TABLE ag_r;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM ag_stranger;
 DROP ROLE ag_stranger;
