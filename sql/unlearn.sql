@@ -61,7 +61,8 @@ CREATE TABLE unlearn.models (
 	expressions	boolean[],
 	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
 	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64),
-	classes_declared boolean NOT NULL DEFAULT false
+	classes_declared boolean NOT NULL DEFAULT false,
+	removal		text NOT NULL DEFAULT 'immediate' CHECK (removal IN ('immediate', 'deferred'))
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -83,6 +84,7 @@ COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual
 COMMENT ON COLUMN unlearn.models.reanchors IS 'times the Hessian was rebuilt at the current w and spent replaced by the measured residual (no change to w or b)';
 COMMENT ON COLUMN unlearn.models.state IS 'ready: coef is released and certified; too few rows: the table holds fewer rows than weights (or none), coef is withheld until rows are inserted or unlearn_retrain; suspended: the budget ran out under on_exhausted = suspend, coef is withheld until unlearn_retrain';
 COMMENT ON COLUMN unlearn.models.partitions IS 'the partitions of the table when its models were last (re)trained: a change retrains them';
+COMMENT ON COLUMN unlearn.models.removal IS 'immediate: the table''s statement triggers apply each change to the model in the changing transaction; deferred: its row triggers queue each change in unlearn.pending, and unlearn_apply_pending applies the queue (foreign partitions, Citus-style engines); the model withholds its weights while changes are queued';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
 -- Secret and data-derived state: noise b, anchor w0, the spent budget and
@@ -137,6 +139,25 @@ CREATE TABLE unlearn.model_grants (
 );
 COMMENT ON TABLE unlearn.model_grants IS 'per-model read grants (unlearn_grant): read gives the weights, predictions and everything monitor gives; monitor gives the status line and the ledger rows';
 
+-- The changes queued for models trained with removal => 'deferred': one
+-- row per changed row of the table, written by the row trigger
+-- unlearn._defer() and consumed (applied, then deleted) by
+-- unlearn_apply_pending in one transaction.  A contribution is the row as
+-- the model decodes it (its features as float8 and its label), never the
+-- table's other columns; NULL for a row outside the model for a null.  Only
+-- the model's owner (who may read those columns of the table) and
+-- superusers can see a row.
+CREATE TABLE unlearn.pending (
+	id			bigserial PRIMARY KEY,
+	model		text NOT NULL REFERENCES unlearn.models ON DELETE CASCADE ON UPDATE CASCADE,
+	owner		regrole NOT NULL,
+	at			timestamptz NOT NULL DEFAULT clock_timestamp(),
+	change		smallint NOT NULL CHECK (change IN (-1, 1)),
+	contribution bytea
+);
+CREATE INDEX ON unlearn.pending (model, id);
+COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred models (removal => deferred): change -1 removes the row, +1 adds it; consumed by unlearn_apply_pending';
+
 -- The catalog belongs to the extension: its C functions write it as the
 -- extension's owner after checking the caller's rights (src/privilege.c).
 -- Other roles may only read, and only what row-level security lets
@@ -145,11 +166,14 @@ COMMENT ON TABLE unlearn.model_grants IS 'per-model read grants (unlearn_grant):
 -- anything on, the grants they gave or hold, and the secret state of
 -- the models they own.  The C functions check the same grants.
 ALTER TABLE unlearn.models ENABLE ROW LEVEL SECURITY;
+-- A grantee reads a deferred model through the functions only, which
+-- withhold its weights while changes are queued (deferred.c).
 CREATE POLICY model_readers ON unlearn.models FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
-		   OR EXISTS (SELECT 1 FROM unlearn.model_grants g
-					  WHERE g.model = models.model AND g.privilege = 'read'
-						AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE')));
+		   OR (removal = 'immediate'
+			   AND EXISTS (SELECT 1 FROM unlearn.model_grants g
+						   WHERE g.model = models.model AND g.privilege = 'read'
+							 AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'))));
 ALTER TABLE unlearn.model_state ENABLE ROW LEVEL SECURITY;
 CREATE POLICY state_owner ON unlearn.model_state FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
@@ -163,12 +187,17 @@ ALTER TABLE unlearn.model_grants ENABLE ROW LEVEL SECURITY;
 CREATE POLICY grant_parties ON unlearn.model_grants FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
 		   OR pg_catalog.pg_has_role(current_user, grantee, 'USAGE'));
+ALTER TABLE unlearn.pending ENABLE ROW LEVEL SECURITY;
+CREATE POLICY pending_owner ON unlearn.pending FOR SELECT
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 
-REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants FROM PUBLIC;
-REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq FROM PUBLIC;
-GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants TO PUBLIC;
--- readable so that a non-superuser's pg_dump can save it
-GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq TO PUBLIC;
+REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants,
+	unlearn.pending FROM PUBLIC;
+REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq, unlearn.pending_id_seq FROM PUBLIC;
+GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants,
+	unlearn.pending TO PUBLIC;
+-- readable so that a non-superuser's pg_dump can save them
+GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq, unlearn.pending_id_seq TO PUBLIC;
 
 CREATE FUNCTION unlearn._resident(model text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_resident' LANGUAGE C STABLE STRICT;
@@ -186,7 +215,9 @@ SELECT m.model, m.source, m.loss,
 	   END AS deletions_left,
 	   m.bound, m.on_exhausted, m.steps, m.state,
 	   m.trained_at, m.updated_at,
-	   m.state = 'ready' AND unlearn._resident(m.model) AS resident
+	   m.state = 'ready' AND unlearn._resident(m.model) AS resident,
+	   m.removal,
+	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT sum(l.bound) AS bound, sum(l.rows_removed + l.rows_added) AS changed
@@ -204,6 +235,7 @@ WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
 				AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'));
 GRANT SELECT ON unlearn.status TO PUBLIC;
 COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a grant on: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
+COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred model and not yet applied (unlearn_apply_pending); while there are any, the model withholds its weights';
 COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
 
 -- pg_dump saves the catalog with the tables.  A role dumps the models it
@@ -218,6 +250,9 @@ SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger',
 SELECT pg_catalog.pg_extension_config_dump('unlearn.model_grants',
 	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.pending',
+	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.pending_id_seq', '');
 
 ------------------------------------------------------------------------
 -- Private C functions
@@ -227,7 +262,7 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
-	nulls text, classes text[])
+	nulls text, classes text[], removal text)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -241,18 +276,25 @@ CREATE FUNCTION unlearn._forbid_truncate() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_truncate_trigger' LANGUAGE C;
 COMMENT ON FUNCTION unlearn._forbid_truncate() IS 'trigger: rejects TRUNCATE of a table that has models';
 
+CREATE FUNCTION unlearn._defer() RETURNS trigger
+AS 'MODULE_PATHNAME', 'unlearn_defer_trigger' LANGUAGE C;
+COMMENT ON FUNCTION unlearn._defer() IS 'row trigger: queues each changed row in unlearn.pending for the table''s deferred models';
+
+CREATE FUNCTION unlearn._apply_pending(model text)
+RETURNS void AS 'MODULE_PATHNAME', 'unlearn_apply_pending' LANGUAGE C VOLATILE STRICT;
+
 CREATE FUNCTION unlearn._on_sql_drop() RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'unlearn_on_sql_drop' LANGUAGE C;
 CREATE FUNCTION unlearn._on_ddl_end() RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'unlearn_on_ddl_end' LANGUAGE C;
 
-REVOKE EXECUTE ON FUNCTION unlearn._maintain(), unlearn._forbid_truncate(),
+REVOKE EXECUTE ON FUNCTION unlearn._maintain(), unlearn._forbid_truncate(), unlearn._defer(),
 	unlearn._on_sql_drop(), unlearn._on_ddl_end() FROM PUBLIC;
 
 CREATE EVENT TRIGGER unlearn_sql_drop ON sql_drop
 	EXECUTE FUNCTION unlearn._on_sql_drop();
 CREATE EVENT TRIGGER unlearn_ddl_end ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FOREIGN TABLE')
 	EXECUTE FUNCTION unlearn._on_ddl_end();
 
 ------------------------------------------------------------------------
@@ -279,16 +321,17 @@ CREATE FUNCTION unlearn_train(
 	centre float8[] DEFAULT NULL,
 	spread float8[] DEFAULT NULL,
 	nulls text DEFAULT 'error',
-	classes text[] DEFAULT NULL)
+	classes text[] DEFAULT NULL,
+	removal text DEFAULT 'immediate')
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20);
+	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21);
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[])
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model; classes declares a classifier''s labels (a boolean label declares false and true), which then never change, and a row with another label is refused';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text)
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model; classes declares a classifier''s labels (a boolean label declares false and true), which then never change, and a row with another label is refused; removal => deferred queues the table''s changes for unlearn_apply_pending instead of applying them in the changing transaction (needed for foreign partitions)';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
@@ -300,6 +343,17 @@ AS $$
 $$;
 COMMENT ON FUNCTION unlearn_retrain(text, boolean)
 IS 'retrain a model from scratch on the current rows with fresh noise, resetting its spent budget';
+
+CREATE FUNCTION unlearn_apply_pending(model text)
+RETURNS SETOF unlearn.status
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT unlearn._apply_pending($1);
+	SELECT * FROM unlearn.status s WHERE s.model = $1;
+$$;
+COMMENT ON FUNCTION unlearn_apply_pending(text)
+IS 'apply the row changes queued for a deferred model in one certified step, as the statement triggers apply an immediate model''s, and delete them from the queue (the model''s owner or the table''s owner)';
 
 CREATE FUNCTION unlearn_drop(model text) RETURNS void
 AS 'MODULE_PATHNAME', 'unlearn_drop' LANGUAGE C VOLATILE STRICT;

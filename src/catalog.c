@@ -36,6 +36,7 @@ static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retra
 static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
 static const char *const nulls_names[] = {"error", "skip"};	/* by skip_nulls */
+static const char *const removal_names[] = {"immediate", "deferred"};	/* by deferred */
 
 static void write_state(UnlearnModel *m, bool full);
 
@@ -242,12 +243,15 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define DECLARED_CLASSES_COLUMN ", classes_declared"
 
+#define REMOVAL_COLUMN ", removal"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
  * read grants), 5 for 0.5.0 (no feature expressions), 6 for 0.6.0 and
  * 0.7.0 (no intercept scaling, an octave spread grid), 7 for 0.8.0 (no
- * declared classes), 8 for 0.9.0 (no training passes), 9 from 0.10.0.
+ * declared classes), 8 for 0.9.0 (no training passes), 9 for 0.10.0 (no
+ * deferred removal), 10 from 0.11.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -274,9 +278,11 @@ catalog_level(void)
 	{
 		Oid			row_x_args[3] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
 
-		return OidIsValid(LookupFuncName(list_make2(makeString("unlearn"), makeString("_row_x")),
-										 3, row_x_args, true)) ? 9 : 8;
+		if (!OidIsValid(LookupFuncName(list_make2(makeString("unlearn"), makeString("_row_x")),
+									   3, row_x_args, true)))
+			return 8;
 	}
+	return get_attnum(models, "removal") == InvalidAttrNumber ? 9 : 10;
 }
 
 /*
@@ -287,6 +293,13 @@ bool
 catalog_has_training_passes(void)
 {
 	return catalog_level() >= 9;
+}
+
+/* whether the catalog has deferred removal (0.11.0 on) */
+bool
+catalog_has_deferred_removal(void)
+{
+	return catalog_level() >= 10;
 }
 
 /* whether the catalog keeps a classifier's rows per class (0.4.0 on) */
@@ -524,13 +537,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[38];
-	Datum		d[38];
+	bool		isnull[39];
+	Datum		d[39];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 38; i++)
+	for (i = 1; i <= 39; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
@@ -542,14 +555,15 @@ model_from_result(UnlearnModel *m)
 			d[i - 1] = i == 30 ? CStringGetTextDatum(preprocess_names[PREPROCESS_NONE]) :
 				i == 33 ? CStringGetTextDatum(nulls_names[0]) :
 				i == 36 ? Float8GetDatum(1.0) : i == 37 ? Int32GetDatum(1) :
-				i == 38 ? BoolGetDatum(false) : (Datum) 0;
+				i == 38 ? BoolGetDatum(false) :
+				i == 39 ? CStringGetTextDatum(removal_names[0]) : (Datum) 0;
 			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
 	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
-	for (i = 0; i < 38; i++)
+	for (i = 0; i < 39; i++)
 		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
 	m->owner = DatumGetObjectId(d[1]);
@@ -573,6 +587,7 @@ model_from_result(UnlearnModel *m)
 		 m->nlabels < (m->status == MODEL_READY ? 2 : 0)))
 		corrupt_model(m, "the class list does not fit the loss");
 	m->classes_declared = DatumGetBool(d[37]);
+	m->deferred = stored_choice(m, d[38], removal_names, lengthof(removal_names), "removal") == 1;
 	if (m->classes_declared && (m->loss != LOSS_LOGISTIC || m->nlabels < 2))
 		corrupt_model(m, "declared classes need a classifier with two classes or more");
 	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
@@ -658,12 +673,13 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
+										 level >= 10 ? REMOVAL_COLUMN : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -900,7 +916,9 @@ catalog_models_of_relation(Oid relid)
 	uint64		i;
 
 	args[0] = ObjectIdGetDatum(relid);
-	ret = SPI_execute_with_args("SELECT model, owner::oid FROM unlearn.models WHERE source = $1 ORDER BY model",
+	ret = SPI_execute_with_args(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
+										 "WHERE source = $1 ORDER BY model",
+										 catalog_level() >= 10 ? "removal = 'deferred'" : "false"),
 								1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -912,6 +930,8 @@ catalog_models_of_relation(Oid relid)
 		ref->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 		ref->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 													SPI_tuptable->tupdesc, 2, &isnull));
+		ref->deferred = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
+												   SPI_tuptable->tupdesc, 3, &isnull));
 		out = lappend(out, ref);
 	}
 	return out;
@@ -943,21 +963,21 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[38] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[39] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
-	FLOAT8OID, INT4OID, BOOLOID};
-	Datum		v[38];
-	char		nulls[39];
+	FLOAT8OID, INT4OID, BOOLOID, TEXTOID};
+	Datum		v[39];
+	char		nulls[40];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[38] = '\0';
+	nulls[39] = '\0';
 	for (i = 0; i <= m->nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
 
@@ -1018,19 +1038,21 @@ catalog_insert_model(UnlearnModel *m)
 	v[35] = Float8GetDatum(m->intercept_scaling);
 	v[36] = Int32GetDatum(m->spread_steps);
 	v[37] = BoolGetDatum(m->classes_declared);
+	v[38] = CStringGetTextDatum(removal_names[m->deferred ? 1 : 0]);
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%s%s%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
+										 level >= 10 ? REMOVAL_COLUMN : "",
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
 										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : "",
-										 level >= 8 ? "$38, " : ""),
-								level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : ""),
+								level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
 								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
@@ -1165,6 +1187,8 @@ catalog_update_model(UnlearnModel *m)
 								18, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);
+	if (m->retrained_now && m->deferred)
+		catalog_clear_queue(m->name);
 	if (m->status == MODEL_READY)
 		write_state(m, m->retrained_now);
 	else
@@ -1238,15 +1262,15 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 bool		unlearn_changing_triggers = false;
 
 static bool
-relation_has_unlearn_triggers(Oid relid)
+relation_has_trigger(Oid relid, const char *name)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
+	Oid			argtypes[2] = {OIDOID, NAMEOID};
+	Datum		args[2];
 
 	args[0] = ObjectIdGetDatum(relid);
-	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 "
-							  "AND tgname = 'unlearn_after_delete'",
-							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+	args[1] = CStringGetDatum(name);
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = $2",
+							  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_trigger");
 	return SPI_processed > 0;
 }
@@ -1269,60 +1293,106 @@ run_trigger_ddl(const char *sql, Oid relid)
 }
 
 /*
- * Five triggers on the table and on each of its partitions (statement
- * triggers fire only on the table a statement names), ENABLE ALWAYS so
- * that session_replication_role = replica does not silence them.
- * Transition tables need one AFTER trigger per event; the BEFORE trigger
- * locks the models before the statement locks rows (trigger.c).
+ * The triggers of a trained table follow the removal of its models.
+ * Immediate models need five statement triggers on the table and on each
+ * of its partitions (statement triggers fire only on the table a
+ * statement names): the BEFORE trigger locks the models before the
+ * statement locks rows, and one AFTER trigger per event collects its
+ * transition table (trigger.c).  Deferred models need one AFTER row
+ * trigger on the table, which PostgreSQL clones to every partition, now
+ * and later, foreign ones included, and the TRUNCATE guard on the table
+ * and its partitions but foreign ones (which take no TRUNCATE trigger).
+ * All are ENABLE ALWAYS, so that session_replication_role = replica does
+ * not silence them.  A foreign partition cannot collect transition rows,
+ * so a tree with one takes deferred models only.
  */
 void
 catalog_attach_triggers(Oid relid)
 {
 	List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
+	List	   *refs = catalog_models_of_relation(relid);
+	bool		immediate = false;
+	bool		deferred = false;
 	ListCell   *lc;
 
+	foreach(lc, refs)
+	{
+		if (((ModelRef *) lfirst(lc))->deferred)
+			deferred = true;
+		else
+			immediate = true;
+	}
 	foreach(lc, tree)
 	{
 		Oid			rel_oid = lfirst_oid(lc);
-		char	   *rel;
+		char	   *rel = relation_qualified_name(rel_oid);
+		bool		foreign = get_rel_relkind(rel_oid) == RELKIND_FOREIGN_TABLE;
 		StringInfoData q;
 
-		if (relation_has_unlearn_triggers(rel_oid))
-			continue;
-		rel = relation_qualified_name(rel_oid);
+		if (foreign && immediate)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("table \"%s\" has foreign partition \"%s\", and a model with immediate removal",
+							get_rel_name(relid), get_rel_name(rel_oid)),
+					 errdetail("The statement triggers of immediate removal cannot collect the rows of a foreign table."),
+					 errhint("Train the table's models with removal => 'deferred', and apply their queued changes with unlearn_apply_pending().")));
 		initStringInfo(&q);
-		appendStringInfo(&q,
-						 "CREATE TRIGGER unlearn_before_write BEFORE INSERT OR UPDATE OR DELETE ON %s "
-						 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
-						 "CREATE TRIGGER unlearn_after_delete AFTER DELETE ON %s "
-						 "REFERENCING OLD TABLE AS unlearn_old FOR EACH STATEMENT "
-						 "EXECUTE FUNCTION unlearn._maintain();"
-						 "CREATE TRIGGER unlearn_after_insert AFTER INSERT ON %s "
-						 "REFERENCING NEW TABLE AS unlearn_new FOR EACH STATEMENT "
-						 "EXECUTE FUNCTION unlearn._maintain();"
-						 "CREATE TRIGGER unlearn_after_update AFTER UPDATE ON %s "
-						 "REFERENCING OLD TABLE AS unlearn_old NEW TABLE AS unlearn_new "
-						 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
-						 "CREATE TRIGGER unlearn_before_truncate BEFORE TRUNCATE ON %s "
-						 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._forbid_truncate();"
-						 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_before_write, "
-						 "ENABLE ALWAYS TRIGGER unlearn_after_delete, "
-						 "ENABLE ALWAYS TRIGGER unlearn_after_insert, "
-						 "ENABLE ALWAYS TRIGGER unlearn_after_update, "
-						 "ENABLE ALWAYS TRIGGER unlearn_before_truncate",
-						 rel, rel, rel, rel, rel, rel);
-		run_trigger_ddl(q.data, rel_oid);
+		if (immediate && !relation_has_trigger(rel_oid, "unlearn_after_delete"))
+			appendStringInfo(&q,
+							 "CREATE TRIGGER unlearn_before_write BEFORE INSERT OR UPDATE OR DELETE ON %s "
+							 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
+							 "CREATE TRIGGER unlearn_after_delete AFTER DELETE ON %s "
+							 "REFERENCING OLD TABLE AS unlearn_old FOR EACH STATEMENT "
+							 "EXECUTE FUNCTION unlearn._maintain();"
+							 "CREATE TRIGGER unlearn_after_insert AFTER INSERT ON %s "
+							 "REFERENCING NEW TABLE AS unlearn_new FOR EACH STATEMENT "
+							 "EXECUTE FUNCTION unlearn._maintain();"
+							 "CREATE TRIGGER unlearn_after_update AFTER UPDATE ON %s "
+							 "REFERENCING OLD TABLE AS unlearn_old NEW TABLE AS unlearn_new "
+							 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._maintain();"
+							 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_before_write, "
+							 "ENABLE ALWAYS TRIGGER unlearn_after_delete, "
+							 "ENABLE ALWAYS TRIGGER unlearn_after_insert, "
+							 "ENABLE ALWAYS TRIGGER unlearn_after_update;",
+							 rel, rel, rel, rel, rel);
+		if (!foreign && !relation_has_trigger(rel_oid, "unlearn_before_truncate"))
+			appendStringInfo(&q,
+							 "CREATE TRIGGER unlearn_before_truncate BEFORE TRUNCATE ON %s "
+							 "FOR EACH STATEMENT EXECUTE FUNCTION unlearn._forbid_truncate();"
+							 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_before_truncate;",
+							 rel, rel);
+		/* on the root only: partitions get a clone, kept enabled like it */
+		if (deferred && rel_oid == relid && !relation_has_trigger(rel_oid, "unlearn_after_row"))
+			appendStringInfo(&q,
+							 "CREATE TRIGGER unlearn_after_row AFTER INSERT OR UPDATE OR DELETE ON %s "
+							 "FOR EACH ROW EXECUTE FUNCTION unlearn._defer();"
+							 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_after_row;",
+							 rel, rel);
+		if (q.len > 0)
+			run_trigger_ddl(q.data, rel_oid);
 	}
 }
 
+/* drop the triggers the table's remaining models do not need */
 void
 catalog_detach_triggers_if_unused(Oid relid)
 {
 	List	   *tree;
+	List	   *refs;
+	bool		immediate = false;
+	bool		deferred = false;
 	ListCell   *lc;
 
-	if (get_rel_name(relid) == NULL || catalog_models_of_relation(relid) != NIL)
+	if (get_rel_name(relid) == NULL)
 		return;
+	refs = catalog_models_of_relation(relid);
+	foreach(lc, refs)
+	{
+		if (((ModelRef *) lfirst(lc))->deferred)
+			deferred = true;
+		else
+			immediate = true;
+	}
 	tree = find_all_inheritors(relid, AccessShareLock, NULL);
 	foreach(lc, tree)
 	{
@@ -1330,15 +1400,21 @@ catalog_detach_triggers_if_unused(Oid relid)
 		char	   *rel = relation_qualified_name(rel_oid);
 		StringInfoData q;
 
+		static const char *const statement_triggers[] = {"unlearn_before_write",
+			"unlearn_after_delete", "unlearn_after_insert", "unlearn_after_update"};
+		int			i;
+
 		initStringInfo(&q);
-		appendStringInfo(&q,
-						 "DROP TRIGGER IF EXISTS unlearn_before_write ON %s;"
-						 "DROP TRIGGER IF EXISTS unlearn_after_delete ON %s;"
-						 "DROP TRIGGER IF EXISTS unlearn_after_insert ON %s;"
-						 "DROP TRIGGER IF EXISTS unlearn_after_update ON %s;"
-						 "DROP TRIGGER IF EXISTS unlearn_before_truncate ON %s",
-						 rel, rel, rel, rel, rel);
-		run_trigger_ddl(q.data, rel_oid);
+		for (i = 0; i < lengthof(statement_triggers) && !immediate; i++)
+			if (relation_has_trigger(rel_oid, statement_triggers[i]))
+				appendStringInfo(&q, "DROP TRIGGER %s ON %s;", statement_triggers[i], rel);
+		if (!immediate && !deferred && relation_has_trigger(rel_oid, "unlearn_before_truncate"))
+			appendStringInfo(&q, "DROP TRIGGER unlearn_before_truncate ON %s;", rel);
+		/* the root's drop takes the partitions' clones with it */
+		if (!deferred && rel_oid == relid && relation_has_trigger(rel_oid, "unlearn_after_row"))
+			appendStringInfo(&q, "DROP TRIGGER unlearn_after_row ON %s;", rel);
+		if (q.len > 0)
+			run_trigger_ddl(q.data, rel_oid);
 	}
 }
 

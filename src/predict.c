@@ -58,6 +58,12 @@ load_predict_model(const char *name, MemoryContext cxt)
 				 m->status == MODEL_TOO_FEW_ROWS ?
 				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->name) :
 				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->name)));
+	if (m->deferred && catalog_queued_changes(m->name) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" releases no weights: row changes of its table are queued", m->name),
+				 errdetail("Its weights still reflect rows that the queued changes remove or add."),
+				 errhint("Apply them with unlearn_apply_pending('%s').", m->name)));
 	old = MemoryContextSwitchTo(cxt);
 	pm = palloc0(sizeof(PredictModel));
 	pm->name = pstrdup(name);

@@ -143,9 +143,13 @@ check_model_owner(UnlearnModel *m, Oid caller)
 				 errhint("Models belong to the role that trained them.")));
 }
 
-/* drop: the model's owner, or the owner of the table it is trained on */
+/*
+ * drop and apply the queue: the model's owner, or the owner of the table
+ * it is trained on, so that no model owner can stand between a table's
+ * owner and erasure; `hint` says what the table's owner may do
+ */
 void
-check_model_dropper(UnlearnModel *m, Oid caller)
+check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint)
 {
 	if (has_privs_of_role(caller, m->owner))
 		return;
@@ -154,7 +158,7 @@ check_model_dropper(UnlearnModel *m, Oid caller)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("must be owner of model \"%s\" or of its table", m->name),
-			 errhint("The owner of a table can drop every model trained on it.")));
+			 errhint("%s", hint)));
 }
 
 /*

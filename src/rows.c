@@ -34,6 +34,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/rel.h"
 
 /* smallint, integer, bigint, real, double precision or numeric */
 bool
@@ -499,4 +500,90 @@ decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 	pfree(values);
 	pfree(isnull);
 	return decoded;
+}
+
+/*
+ * Reading a model's row from a tuple of the table (or one of its
+ * partitions) that a trigger sees.  Columns are found by name in that
+ * relation, whose column order may differ from its root's, and must have
+ * the types the model was trained on; feature expressions are evaluated
+ * over the slot (feature_expr.c).
+ */
+struct SlotRowReader
+{
+	UnlearnModel *m;
+	AttrNumber *attnums;		/* label, then features; 0 for an expression */
+	Datum	   *values;
+	bool	   *isnull;
+	FeatureEvaluator *expressions;
+};
+
+SlotRowReader *
+slot_row_reader_begin(UnlearnModel *m, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	SlotRowReader *reader = palloc0(sizeof(SlotRowReader));
+	int			j;
+
+	reader->m = m;
+	reader->attnums = palloc(sizeof(AttrNumber) * (m->nfeatures + 1));
+	reader->values = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	reader->isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	reader->expressions = feature_evaluator_create(m, desc);
+	for (j = 0; j <= m->nfeatures; j++)
+	{
+		const char *col = j == 0 ? m->label : m->features[j - 1];
+
+		if (j > 0 && feature_is_expression(m, j - 1))
+		{
+			reader->attnums[j] = InvalidAttrNumber; /* evaluated over the slot */
+			continue;
+		}
+		reader->attnums[j] = get_attnum(RelationGetRelid(rel), col);
+		if (reader->attnums[j] <= 0 ||
+			getBaseType(TupleDescAttr(desc, reader->attnums[j] - 1)->atttypid) !=
+			getBaseType(m->column_types[j == 0 ? m->nfeatures : j - 1]))
+		{
+			verify_source_columns(m);	/* names the column of the root */
+			elog(ERROR, "column \"%s\" of model \"%s\" does not match relation \"%s\"",
+				 col, m->name, RelationGetRelationName(rel));
+		}
+	}
+	return reader;
+}
+
+/*
+ * decode_model_row for the tuple in slot, into raw (p doubles) and its
+ * label; false for a row outside the model (a null under nulls => 'skip',
+ * or a label that is no declared class).
+ */
+bool
+slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char **label,
+				double *label_value)
+{
+	UnlearnModel *m = reader->m;
+	bool		decoded;
+	int			j;
+
+	for (j = 0; j <= m->nfeatures; j++)
+		if (reader->attnums[j] != InvalidAttrNumber)
+			reader->values[j] = slot_getattr(slot, reader->attnums[j], &reader->isnull[j]);
+	if (reader->expressions != NULL)
+		feature_evaluator_fill(reader->expressions, slot, reader->values, reader->isnull);
+	decoded = decode_model_row(m, reader->values, reader->isnull, raw, label, label_value) &&
+		model_takes_label(m, *label);
+	if (reader->expressions != NULL)
+		feature_evaluator_reset(reader->expressions);
+	return decoded;
+}
+
+void
+slot_row_reader_end(SlotRowReader *reader)
+{
+	if (reader->expressions != NULL)
+		feature_evaluator_free(reader->expressions);
+	pfree(reader->attnums);
+	pfree(reader->values);
+	pfree(reader->isnull);
+	pfree(reader);
 }

@@ -64,6 +64,8 @@
 #include "utils/resowner.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "catalog/namespace.h"
+#include "tcop/utility.h"
 
 PG_FUNCTION_INFO_V1(unlearn_maintain_trigger);
 PG_FUNCTION_INFO_V1(unlearn_truncate_trigger);
@@ -162,8 +164,8 @@ change_complete(PendingChange *pc)
 }
 
 /* an empty batch of rows of p doubles */
-static RowBatch *
-new_batch(int p, int capacity)
+RowBatch *
+new_row_batch(int p, int capacity)
 {
 	RowBatch   *batch = palloc0(sizeof(RowBatch));
 
@@ -188,7 +190,7 @@ static void
 append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	RowBatch   *out = new_batch(p, (*dst ? (*dst)->count : 0) + src->count);
+	RowBatch   *out = new_row_batch(p, (*dst ? (*dst)->count : 0) + src->count);
 	int			i;
 
 	for (i = 0; *dst != NULL && i < (*dst)->count; i++)
@@ -205,42 +207,16 @@ append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
 /*
  * The rows of a transition table, raw (features unmapped, first d entries
  * of each p-row), read in binary from the tuplestore: no SQL, no casts.
- * Columns are found by name in the relation the trigger is on (a
- * partition may order them differently from its root).
  */
 static RowBatch *
 read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	AttrNumber *attnums = palloc(sizeof(AttrNumber) * (m->nfeatures + 1));
-	Datum	   *values = palloc(sizeof(Datum) * (m->nfeatures + 1));
-	bool	   *isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
+	SlotRowReader *reader = slot_row_reader_begin(m, rel);
 	RowBatch   *batch;
-	FeatureEvaluator *expressions = feature_evaluator_create(m, desc);
 	int			capacity = 64;
-	int			j;
 
-	for (j = 0; j <= m->nfeatures; j++)
-	{
-		const char *col = j == 0 ? m->label : m->features[j - 1];
-
-		if (j > 0 && feature_is_expression(m, j - 1))
-		{
-			attnums[j] = InvalidAttrNumber; /* evaluated over the slot */
-			continue;
-		}
-		attnums[j] = get_attnum(RelationGetRelid(rel), col);
-		if (attnums[j] <= 0 ||
-			getBaseType(TupleDescAttr(desc, attnums[j] - 1)->atttypid) !=
-			getBaseType(m->column_types[j == 0 ? m->nfeatures : j - 1]))
-		{
-			verify_source_columns(m);	/* names the column of the root */
-			elog(ERROR, "column \"%s\" of model \"%s\" does not match relation \"%s\"",
-				 col, m->name, RelationGetRelationName(rel));
-		}
-	}
-	batch = new_batch(m->p, capacity);
+	batch = new_row_batch(m->p, capacity);
 	tuplestore_select_read_pointer(ts, 0);
 	tuplestore_rescan(ts);
 	while (tuplestore_gettupleslot(ts, true, false, slot))
@@ -253,22 +229,13 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 			batch->labels = repalloc(batch->labels, sizeof(char *) * capacity);
 			batch->label_values = repalloc(batch->label_values, sizeof(double) * capacity);
 		}
-		for (j = 0; j <= m->nfeatures; j++)
-			if (attnums[j] != InvalidAttrNumber)
-				values[j] = slot_getattr(slot, attnums[j], &isnull[j]);
-		if (expressions != NULL)
-			feature_evaluator_fill(expressions, slot, values, isnull);
-		if (decode_model_row(m, values, isnull, batch->x + (Size) batch->count * m->p,
-							 &batch->labels[batch->count], &batch->label_values[batch->count]) &&
-			model_takes_label(m, batch->labels[batch->count]))
+		if (slot_row_decode(reader, slot, batch->x + (Size) batch->count * m->p,
+							&batch->labels[batch->count], &batch->label_values[batch->count]))
 			batch->count++;
 		else
 			batch->skipped++;
-		if (expressions != NULL)
-			feature_evaluator_reset(expressions);
 	}
-	if (expressions != NULL)
-		feature_evaluator_free(expressions);
+	slot_row_reader_end(reader);
 	ExecDropSingleTupleTableSlot(slot);
 	return batch;
 }
@@ -321,8 +288,8 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 {
 	RowBatch   *o = *old_rows,
 			   *n = *new_rows;
-	RowBatch   *ro = new_batch(m->p, o->count),
-			   *rn = new_batch(m->p, n->count);
+	RowBatch   *ro = new_row_batch(m->p, o->count),
+			   *rn = new_row_batch(m->p, n->count);
 	int		   *oi,
 			   *ni;
 	int			a = 0,
@@ -425,8 +392,8 @@ elapsed_ms(instr_time start)
  * WARNING, and NULL returned.  The load runs in a subtransaction so that
  * the error is cleaned up as PL/pgSQL's exception blocks do.
  */
-static UnlearnModel *
-load_for_change(const char *name, bool with_state)
+UnlearnModel *
+load_model_for_change(const char *name, bool with_state)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -483,12 +450,12 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 
 	if (nrem + nadd == 0)
 	{
-		if (rows->skipped_delta != 0 && load_for_change(rows->name, false) != NULL)
+		if (rows->skipped_delta != 0 && load_model_for_change(rows->name, false) != NULL)
 			catalog_count_skipped(rows->name, rows->skipped_delta);
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
-	m = load_for_change(rows->name, true);
+	m = load_model_for_change(rows->name, true);
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
@@ -519,8 +486,52 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 			 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }
 
+/*
+ * A model whose owner may no longer read its columns reads the factor
+ * that the rows would move: it keeps no state from then on and only
+ * counts rows.
+ */
+static void
+suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
+{
+	if (m->status == MODEL_SUSPENDED || model_owner_may_read(m))
+		return;
+	m->changed_by = caller;
+	ereport(MODEL_WARNING(m),
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
+					m->name, get_rel_name(m->source)),
+			 errhint("The table's owner can drop it with unlearn_drop('%s').", m->name)));
+	catalog_quarantine_model(m->name);
+}
+
+/*
+ * Apply the queued rows of a deferred model (deferred.c) as one
+ * statement's: rows that left and came back cancel, the rest go through
+ * maintain_model.
+ */
+void
+apply_queued_rows(const char *name, RowBatch *removed, RowBatch *added, int64 skipped_delta,
+				  Oid caller)
+{
+	UnlearnModel *m = load_model_for_change(name, false);
+	ModelRows	rows;
+
+	if (m == NULL)
+		return;
+	suspend_if_owner_may_not_read(m, caller);
+	multiset_difference(m, &removed, &added);
+	memset(&rows, 0, sizeof(rows));
+	rows.name = m->name;
+	rows.p = m->p;
+	rows.removed = removed;
+	rows.added = added;
+	rows.skipped_delta = skipped_delta;
+	maintain_model(&rows, "apply", caller);
+}
+
 /* the table whose models a trigger maintains: itself, or its partition root */
-static Oid
+Oid
 trained_relation(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
@@ -569,7 +580,7 @@ before_statement(TriggerData *td, List *refs, PendingChange *pc)
 
 		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 		{
-			UnlearnModel *m = load_for_change(ref->name, false);
+			UnlearnModel *m = load_model_for_change(ref->name, false);
 
 			if (m == NULL || !update_touches_model(m, td->tg_relation, td->tg_updatedcols))
 				continue;
@@ -679,27 +690,14 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		UnlearnModel *m = load_for_change(ref->name, false);
+		UnlearnModel *m = load_model_for_change(ref->name, false);
 		RowBatch   *removed = NULL;
 		RowBatch   *added = NULL;
 		ModelRows  *mr;
 
 		if (m == NULL)
 			continue;
-		if (m->status != MODEL_SUSPENDED && !model_owner_may_read(m))
-		{
-			/*
-			 * Its owner reads the factor that these rows would move: the
-			 * model keeps no state from here on and only counts rows.
-			 */
-			m->changed_by = caller;
-			ereport(MODEL_WARNING(m),
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
-							m->name, get_rel_name(m->source)),
-					 errhint("The table's owner can drop it with unlearn_drop('%s').", m->name)));
-			catalog_quarantine_model(m->name);
-		}
+		suspend_if_owner_may_not_read(m, caller);
 		if (td->tg_oldtable != NULL)
 			removed = read_transition(m, td->tg_oldtable, td->tg_relation);
 		if (td->tg_newtable != NULL)
@@ -720,6 +718,19 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 	apply_change(pc, operation, caller);
 	/* a long transaction keeps no copy of the rows it applied */
 	MemoryContextDelete(pc->memory);
+}
+
+/* the models whose changes the statement triggers apply: not the deferred ones */
+static List *
+immediate_models(List *refs)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, refs)
+		if (!((ModelRef *) lfirst(lc))->deferred)
+			out = lappend(out, lfirst(lc));
+	return out;
 }
 
 /* the trigger must be one the extension attached, for its own event */
@@ -778,7 +789,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 * its parts on the tree must be applied together.
 	 */
 	root = trained_relation(td->tg_relation);
-	refs = catalog_models_of_relation(root);
+	refs = immediate_models(catalog_models_of_relation(root));
 	if (refs != NIL)
 	{
 		pc = pending_change(root);
@@ -873,11 +884,49 @@ pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+/*
+ * A foreign table takes no TRUNCATE trigger, so TRUNCATE of a foreign
+ * partition of a trained table (which carries the clone of its deferred
+ * row trigger) is refused here, as the TRUNCATE guard refuses the others.
+ */
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+static void
+guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					   ProcessUtilityContext context, ParamListInfo params,
+					   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, TruncateStmt))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((TruncateStmt *) pstmt->utilityStmt)->relations)
+		{
+			Oid			relid = RangeVarGetRelid((RangeVar *) lfirst(lc), NoLock, true);
+
+			if (OidIsValid(relid) && get_rel_relkind(relid) == RELKIND_FOREIGN_TABLE &&
+				OidIsValid(get_trigger_oid(relid, "unlearn_after_row", true)))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot truncate table \"%s\" because unlearn models are trained on it",
+								get_rel_name(relid)),
+						 errdetail("TRUNCATE does not fire row deletion triggers, so the models could not forget the rows."),
+						 errhint("Use DELETE to erase rows with certified removal, or drop the models with unlearn_drop() first.")));
+		}
+	}
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+}
+
 void
 trigger_init(void)
 {
 	RegisterXactCallback(pending_xact_callback, NULL);
 	RegisterSubXactCallback(pending_subxact_callback, NULL);
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = guard_foreign_truncate;
 }
 
 Datum
@@ -899,8 +948,11 @@ unlearn_truncate_trigger(PG_FUNCTION_ARGS)
 }
 
 /*
- * Every table of a trained partition tree must keep its five triggers,
- * ENABLE ALWAYS.  `where` restricts the models checked.  After ALTER TABLE
+ * Every table of a trained partition tree must keep the triggers its
+ * models need (catalog_attach_triggers), ENABLE ALWAYS: for immediate
+ * models the five statement triggers, for deferred ones the row trigger
+ * (the root's and its clones) and the TRUNCATE guard (but on foreign
+ * tables).  `where` restricts the models checked.  After ALTER TABLE
  * (ddl_end) only the triggers present must be enabled: a restore creates
  * them one by one, after the catalog's data and the table's constraints.
  * Dropping one (sql_drop) is refused outright.
@@ -909,10 +961,13 @@ static void
 check_triggers_intact(const char *where, bool all_present)
 {
 	uint64		i;
+	const char *removal = catalog_has_deferred_removal() ? "removal" : "'immediate'";
 
 	if (SPI_execute(psprintf("SELECT t.relid::pg_catalog.oid, m.model FROM "
-							 "(SELECT DISTINCT ON (source) source, model FROM unlearn.models %s "
-							 " ORDER BY source, model) m, "
+							 "(SELECT source, pg_catalog.min(model) AS model, "
+							 " pg_catalog.bool_or(%s = 'immediate') AS immediate, "
+							 " pg_catalog.bool_or(%s = 'deferred') AS deferred "
+							 " FROM unlearn.models %s GROUP BY source) m, "
 							 "LATERAL (SELECT m.source AS relid UNION "
 							 " SELECT p.relid FROM pg_catalog.pg_partition_tree(m.source) p) t, "
 							 "LATERAL (SELECT pg_catalog.count(*) AS present, "
@@ -920,10 +975,16 @@ check_triggers_intact(const char *where, bool all_present)
 							 " FROM pg_catalog.pg_trigger g "
 							 " WHERE g.tgrelid = t.relid AND g.tgname IN ('unlearn_before_write', "
 							 " 'unlearn_after_delete', 'unlearn_after_insert', 'unlearn_after_update', "
-							 " 'unlearn_before_truncate')) g "
-							 "WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = t.relid) "
-							 "AND g.enabled <> %s",
-							 where, all_present ? "5" : "g.present"), false, 0) != SPI_OK_SELECT)
+							 " 'unlearn_before_truncate', 'unlearn_after_row')) g, "
+							 "LATERAL (SELECT c.relkind = 'f' AS is_foreign FROM pg_catalog.pg_class c "
+							 " WHERE c.oid = t.relid) c "
+							 "WHERE g.enabled <> %s",
+							 removal, removal, where,
+							 all_present ?
+							 "CASE WHEN m.immediate THEN 4 ELSE 0 END "
+							 "+ CASE WHEN c.is_foreign THEN 0 ELSE 1 END "
+							 "+ CASE WHEN m.deferred THEN 1 ELSE 0 END" : "g.present"),
+					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the unlearn triggers");
 	for (i = 0; i < SPI_processed; i++)
 	{

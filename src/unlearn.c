@@ -45,7 +45,7 @@ _PG_init(void)
 static const char *const train_argnames[] = {
 	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
 	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose",
-	"preprocess", "centre", "spread", "nulls", "classes"
+	"preprocess", "centre", "spread", "nulls", "classes", "removal"
 };
 
 /*
@@ -194,7 +194,7 @@ lock_source(Oid relid)
 
 /* tables a model can be trained on, and kept exact */
 static void
-check_source_table(Oid relid)
+check_source_table(Oid relid, bool deferred)
 {
 	char		relkind = get_rel_relkind(relid);
 	const char *name = get_rel_name(relid);
@@ -221,6 +221,20 @@ check_source_table(Oid relid)
 				 errmsg("cannot train a model on table \"%s\", which takes part in inheritance", name),
 				 errdetail("Writes to an inheritance child do not reach triggers on its parent."),
 				 errhint("Use declarative partitioning, or train on a table without inheritance.")));
+	if (relkind == RELKIND_PARTITIONED_TABLE && !deferred)
+	{
+		List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
+		ListCell   *lc;
+
+		foreach(lc, tree)
+			if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot train a model with immediate removal on table \"%s\", which has foreign partition \"%s\"",
+								name, get_rel_name(lfirst_oid(lc))),
+						 errdetail("The statement triggers of immediate removal cannot collect the rows of a foreign table."),
+						 errhint("Train with removal => 'deferred', and apply the queued changes with unlearn_apply_pending().")));
+	}
 }
 
 Datum
@@ -233,6 +247,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 			   *steps,
 			   *preprocess,
 			   *nulls,
+			   *removal,
 			   *loss;
 	Oid			relid;
 	bool		replace;
@@ -269,6 +284,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	verbose = PG_GETARG_BOOL(14);
 	preprocess = PG_NARGS() > 15 ? text_to_cstring(PG_GETARG_TEXT_PP(15)) : "none";
 	nulls = PG_NARGS() > 18 ? text_to_cstring(PG_GETARG_TEXT_PP(18)) : "error";
+	removal = PG_NARGS() > 20 ? text_to_cstring(PG_GETARG_TEXT_PP(20)) : "immediate";
 
 	if (m->name[0] == '\0')
 		ereport(ERROR,
@@ -286,6 +302,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("steps", steps, "row", "statement", NULL);
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
 	require_choice("nulls", nulls, "error", "skip", NULL);
+	require_choice("removal", removal, "immediate", "deferred", NULL);
 	if (PG_NARGS() > 15 &&
 		(PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
 		 (strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16)))
@@ -300,7 +317,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
-	check_source_table(relid);
+	check_source_table(relid, strcmp(removal, "deferred") == 0);
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
@@ -316,6 +333,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->preprocess = strcmp(preprocess, "standardize") == 0 ? PREPROCESS_STANDARDIZE :
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
 	m->skip_nulls = strcmp(nulls, "skip") == 0;
+	m->deferred = strcmp(removal, "deferred") == 0;
 	/* a catalog before 0.8.0 keeps neither: its models map as 0.7.0 did */
 	if (catalog_has_map_grid())
 	{
@@ -434,7 +452,8 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	m = palloc0(sizeof(UnlearnModel));
 	m->name = name;
 	catalog_model_identity(name, false, false, &m->owner, &m->source);
-	check_model_dropper(m, ctx.caller);
+	check_model_or_table_owner(m, ctx.caller,
+							   "The owner of a table can drop every model trained on it.");
 	lock_source(m->source);
 	catalog_model_identity(name, true, false, &m->owner, &m->source);
 	catalog_delete_model(name);

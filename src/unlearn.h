@@ -42,6 +42,7 @@
 #include "nodes/pg_list.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
+#include "utils/relcache.h"
 
 /* Errors specific to the extension use standard SQLSTATEs:
  * 22023 invalid_parameter_value, 22P02, 42703 undefined_column, etc. */
@@ -162,6 +163,7 @@ typedef struct UnlearnModel
 	UnlearnBound bound;
 	bool		retrain_on_exhausted;	/* else suspend */
 	bool		per_row_steps;
+	bool		deferred;		/* removal => 'deferred': changes queue in unlearn.pending */
 	ModelStatus status;
 	double	   *coef;			/* K * p (zeros unless READY) */
 
@@ -428,6 +430,11 @@ extern bool decode_model_row(UnlearnModel *m, const Datum *values, const bool *i
 							 double *raw, char **label, double *label_value);
 extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
 						   char **label, double *label_value);
+typedef struct SlotRowReader SlotRowReader;
+extern SlotRowReader *slot_row_reader_begin(UnlearnModel *m, Relation rel);
+extern bool slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw,
+							char **label, double *label_value);
+extern void slot_row_reader_end(SlotRowReader *reader);
 
 /* train.c */
 extern int64 relation_row_count(Oid relid);
@@ -460,6 +467,7 @@ typedef struct ModelRef
 {
 	char	   *name;
 	Oid			owner;
+	bool		deferred;		/* removal => 'deferred' */
 } ModelRef;
 extern List *catalog_models_of_relation(Oid relid);
 extern List *catalog_ready_models(double share, bool every);
@@ -469,6 +477,7 @@ extern void catalog_checkout_matrices(UnlearnModel *m);
 extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
+extern bool catalog_has_deferred_removal(void);
 extern bool catalog_has_expressions(void);
 extern bool catalog_has_map_grid(void);
 extern bool catalog_has_declared_classes(void);
@@ -510,7 +519,7 @@ extern void enter_extension_context(ExtensionContext *ctx);
 extern void leave_extension_context(ExtensionContext *ctx);
 extern void enter_table_owner_context(Oid relid, ExtensionContext *ctx);
 extern void check_model_owner(UnlearnModel *m, Oid caller);
-extern void check_model_dropper(UnlearnModel *m, Oid caller);
+extern void check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint);
 extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
 extern bool model_owner_may_read(UnlearnModel *m);
 extern bool may_read_model(const char *name, Oid owner, Oid role, bool weights);
@@ -579,6 +588,15 @@ extern UnlearnModel *load_owned_model(text *name, Oid caller);
 
 /* trigger.c */
 extern void trigger_init(void);
+extern RowBatch *new_row_batch(int p, int capacity);
+extern Oid	trained_relation(Relation rel);
+extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
+extern void apply_queued_rows(const char *name, RowBatch *removed, RowBatch *added,
+							  int64 skipped_delta, Oid caller);
+
+/* deferred.c */
+extern int64 catalog_queued_changes(const char *name);
+extern void catalog_clear_queue(const char *name);
 
 /* worker.c */
 extern void worker_init(void);

@@ -2,11 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.10.0, through 0.2.0 to 0.9.0).  The models are trained by
+# install's (0.11.0, through 0.2.0 to 0.10.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0 and 0.9.0.
+# 0.7.0, 0.8.0, 0.9.0 and 0.10.0.
 use strict;
 use warnings;
 
@@ -35,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.10.0', 'updated to 0.10.0 (through 0.2.0 to 0.9.0)');
+	'0.11.0', 'updated to 0.11.0 (through 0.2.0 to 0.10.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -288,6 +288,35 @@ is($node->safe_psql('from090', q{SELECT (rows = (SELECT count(*) FROM fours)) ||
 	'true:true', 'after the update it retrains by passes and stays certified');
 is($node->safe_psql('from090', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.9.0 equals a fresh install');
+
+# 0.10.0 to 0.11.0: the 0.10.0 catalog has no queue, so its models apply
+# their changes immediately; after the update they still do, and a new
+# model can defer its removals
+$node->safe_psql('postgres', 'CREATE DATABASE from0100');
+$node->safe_psql('from0100', "CREATE EXTENSION unlearn VERSION '0.10.0'");
+$node->safe_psql('from0100', $DIGITS_SQL . q{
+CREATE TABLE sixes AS SELECT id, label = 6 AS six, pixels FROM digits;
+ALTER TABLE sixes ADD PRIMARY KEY (id);
+SELECT model FROM unlearn_train('sixes', 'sixes', 'six', '{pixels}', sigma => 100);
+DELETE FROM sixes WHERE id % 10 = 0;
+});
+is($node->safe_psql('from0100', q{SELECT (rows = (SELECT count(*) FROM sixes)) || ':' || state FROM unlearn.models WHERE model = 'sixes'}),
+	'true:ready', 'on the 0.10.0 catalog the new library applies changes immediately');
+$node->safe_psql('from0100', 'ALTER EXTENSION unlearn UPDATE');
+$node->safe_psql('from0100', q{
+DELETE FROM sixes WHERE id % 10 = 1;
+SELECT model FROM unlearn_train('sixes_later', 'sixes', 'six', '{pixels}', sigma => 100, removal => 'deferred');
+DELETE FROM sixes WHERE id % 10 = 2;
+SELECT model FROM unlearn_apply_pending('sixes_later');
+});
+is($node->safe_psql('from0100', q{
+SELECT string_agg(model || ':' || removal || ':' || (rows = (SELECT count(*) FROM sixes)) || ':' || pending, ','
+	ORDER BY model) FROM unlearn.status}),
+	'sixes:immediate:true:0,sixes_later:deferred:true:0', 'after the update both removals keep the models exact');
+is($node->safe_psql('from0100', q{SELECT bool_and(certified) FROM unlearn.models m, unlearn_verify(m.model)}),
+	't', 'and certified');
+is($node->safe_psql('from0100', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.10.0 equals a fresh install');
 
 $node->stop;
 done_testing();

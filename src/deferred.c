@@ -1,0 +1,337 @@
+/*-------------------------------------------------------------------------
+ *
+ * deferred.c
+ *	  Deferred removal (unlearn_train's removal => 'deferred'): a row
+ *	  trigger queues every changed row of the table in unlearn.pending, and
+ *	  unlearn_apply_pending applies the queue to the model in one step.
+ *
+ * This is the path for tables whose statement triggers cannot see the
+ * rows (a partition tree with foreign tables, through postgres_fdw) and
+ * for engines whose triggers must not write the model (Citus shards).
+ * Invariants:
+ *
+ *	- Queue.  Only unlearn._defer() (a row trigger the extension attaches,
+ *	  running as the extension) adds entries, one per changed row and
+ *	  deferred model: -1 for a row that leaves the table, +1 for one that
+ *	  enters it, an UPDATE both unless the model's columns are unchanged.
+ *	  An entry's contribution is the row as the model decodes it (its
+ *	  features as float8 and its canonical label), or NULL for a row
+ *	  outside the model (a null under nulls => 'skip', an undeclared
+ *	  label).  Entries go only with the apply that consumes them, with a
+ *	  retrain of the model (which then reflects the table), or with the
+ *	  model (ON DELETE CASCADE).  The queue is transactional: a ROLLBACK
+ *	  takes its entries back with its rows.
+ *	- The model plus its queue reflects exactly the table's rows after
+ *	  every statement.  While the queue is not empty the model withholds
+ *	  its weights (load_predict_model), so that nothing a reader sees
+ *	  depends on a queued deletion: its spent covers the applied changes
+ *	  only.
+ *	- Apply locks the table (SHARE) and then the model row, the order of
+ *	  unlearn_retrain: no writer can queue while it runs, so it consumes
+ *	  exactly the entries by which the table differs from the model, and
+ *	  applies them as the statement triggers apply one statement's rows
+ *	  (trigger.c): same step, bounds, budget rule, retrain and ledger.
+ *
+ * Cost: a queued row costs O(p) plus three catalog statements (the
+ * table's models, the model's definition, the insert); an apply costs
+ * what one statement of the same rows costs an immediate model, plus
+ * O(n_queue p) to read the queue.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+PG_FUNCTION_INFO_V1(unlearn_defer_trigger);
+PG_FUNCTION_INFO_V1(unlearn_apply_pending);
+
+/*
+ * A contribution: the row's p doubles (raw: the first d are the
+ * features, unmapped), its label's value, then its canonical label text.
+ */
+typedef struct QueuedRowHeader
+{
+	int32		p;
+	int32		label_len;
+	double		label_value;
+	/* double x[p]; char label[label_len] */
+} QueuedRowHeader;
+
+static bytea *
+encode_queued_row(int p, const double *raw, const char *label, double label_value)
+{
+	QueuedRowHeader head;
+	Size		label_len = strlen(label);
+	Size		size = VARHDRSZ + sizeof(head) + sizeof(double) * p + label_len;
+	bytea	   *out = palloc(size);
+	char	   *ptr = VARDATA(out);
+
+	SET_VARSIZE(out, size);
+	head.p = p;
+	head.label_len = (int32) label_len;
+	head.label_value = label_value;
+	memcpy(ptr, &head, sizeof(head));
+	memcpy(ptr + sizeof(head), raw, sizeof(double) * p);
+	memcpy(ptr + sizeof(head) + sizeof(double) * p, label, label_len);
+	return out;
+}
+
+/* append a contribution to batch, checked against model m */
+static void
+decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
+{
+	QueuedRowHeader head;
+	Size		len = VARSIZE_ANY_EXHDR(row);
+	const char *ptr = VARDATA_ANY(row);
+
+	if (len < sizeof(head))
+		corrupt_model(m, "a queued row is truncated");
+	memcpy(&head, ptr, sizeof(head));
+	if (head.p != m->p || head.label_len < 0 ||
+		len != sizeof(head) + sizeof(double) * m->p + head.label_len)
+		corrupt_model(m, "a queued row does not match the model");
+	if (batch->count == *capacity)
+	{
+		*capacity *= 2;
+		batch->x = repalloc_huge(batch->x, sizeof(double) * m->p * *capacity);
+		batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
+		batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
+	}
+	memcpy(batch->x + (Size) batch->count * m->p, ptr + sizeof(head), sizeof(double) * m->p);
+	check_feature_values(batch->x + (Size) batch->count * m->p, m->dims, m->name);
+	batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->p,
+										   head.label_len);
+	batch->label_values[batch->count] = head.label_value;
+	batch->count++;
+}
+
+static void
+queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
+		  double label_value)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		args[4];
+	char		nulls[4] = "    ";
+
+	if (plan == NULL)
+	{
+		Oid			types[4] = {TEXTOID, OIDOID, INT2OID, BYTEAOID};
+
+		plan = SPI_prepare("INSERT INTO unlearn.pending (model, owner, change, contribution) "
+						   "VALUES ($1, $2, $3, $4)", 4, types);
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the queue insert");
+	}
+	args[0] = CStringGetTextDatum(m->name);
+	args[1] = ObjectIdGetDatum(m->owner);
+	args[2] = Int16GetDatum(change);
+	if (raw != NULL)
+		args[3] = PointerGetDatum(encode_queued_row(m->p, raw, label, label_value));
+	else
+	{
+		args[3] = (Datum) 0;
+		nulls[3] = 'n';
+	}
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not queue a row change of model \"%s\"", m->name);
+}
+
+/* queue one changed row of the trigger's relation for deferred model m */
+static void
+defer_row_change(UnlearnModel *m, TriggerData *td)
+{
+	SlotRowReader *reader = slot_row_reader_begin(m, td->tg_relation);
+	double	   *old_raw = NULL;
+	double	   *new_raw = NULL;
+	char	   *old_label = NULL;
+	char	   *new_label = NULL;
+	double		old_value = 0.0;
+	double		new_value = 0.0;
+	bool		old_in = false;
+	bool		new_in = false;
+
+	if (TRIGGER_FIRED_BY_DELETE(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+	{
+		old_raw = palloc0(sizeof(double) * m->p);
+		old_in = slot_row_decode(reader, td->tg_trigslot, old_raw, &old_label, &old_value);
+	}
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+	{
+		TupleTableSlot *slot = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newslot :
+			td->tg_trigslot;
+
+		new_raw = palloc0(sizeof(double) * m->p);
+		new_in = slot_row_decode(reader, slot, new_raw, &new_label, &new_value);
+	}
+	slot_row_reader_end(reader);
+
+	/* an UPDATE that leaves the model's view of the row as it was */
+	if (old_raw != NULL && new_raw != NULL && old_in == new_in &&
+		(!old_in || (memcmp(old_raw, new_raw, sizeof(double) * m->dims) == 0 &&
+					 strcmp(old_label, new_label) == 0)))
+		return;
+	if (old_raw != NULL)
+		queue_row(m, -1, old_in ? old_raw : NULL, old_label, old_value);
+	if (new_raw != NULL)
+		queue_row(m, 1, new_in ? new_raw : NULL, new_label, new_value);
+}
+
+/*
+ * unlearn._defer(): AFTER INSERT OR UPDATE OR DELETE ... FOR EACH ROW on a
+ * table with deferred models (catalog_attach_triggers), cloned to each of
+ * its partitions.  Immediate models of the table are the statement
+ * triggers' (trigger.c).
+ */
+Datum
+unlearn_defer_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	ExtensionContext ctx;
+	List	   *refs;
+	ListCell   *lc;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("unlearn._defer() must be called as a trigger")));
+	if (strcmp(td->tg_trigger->tgname, "unlearn_after_row") != 0 ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("unlearn._defer() fired by trigger \"%s\", which unlearn did not create",
+						td->tg_trigger->tgname),
+				 errhint("Only unlearn_train() attaches this function to a table.")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	refs = catalog_models_of_relation(trained_relation(td->tg_relation));
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = (ModelRef *) lfirst(lc);
+		UnlearnModel *m;
+
+		if (!ref->deferred)
+			continue;
+		m = load_model_for_change(ref->name, false);
+		if (m != NULL)
+			defer_row_change(m, td);
+	}
+	leave_extension_context(&ctx);
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+/* how many row changes are queued for a model */
+int64
+catalog_queued_changes(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		isnull;
+
+	if (!catalog_has_deferred_removal())
+		return 0;
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM unlearn.pending WHERE model = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the queued changes of model \"%s\"", name);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* a retrained model reflects its table: its queue is spent */
+void
+catalog_clear_queue(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	if (!catalog_has_deferred_removal())
+		return;
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("DELETE FROM unlearn.pending WHERE model = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not clear the queue of model \"%s\"", name);
+}
+
+/*
+ * unlearn._apply_pending(model): apply the queue in one step.  The
+ * model's owner or the table's owner may, so that no model owner can hold
+ * an erasure back from the table's owner.
+ */
+Datum
+unlearn_apply_pending(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	UnlearnModel *m;
+	ExtensionContext ctx;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	RowBatch   *removed;
+	RowBatch   *added;
+	int			removed_capacity = 64;
+	int			added_capacity = 64;
+	int64		skipped_delta = 0;
+	uint64		i;
+
+	state_store_require();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	m = palloc0(sizeof(UnlearnModel));
+	m->name = name;
+	catalog_model_identity(name, false, false, &m->owner, &m->source);
+	check_model_or_table_owner(m, ctx.caller,
+							   "The owner of a table can apply the queued changes of every model trained on it.");
+	lock_source(m->source);
+	m = catalog_load_model(name, false, false, false);
+	if (!m->deferred)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" applies its changes immediately", name),
+				 errdetail("Only a model trained with removal => 'deferred' queues changes."),
+				 errhint("Its table's statements have already changed it.")));
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT change, contribution FROM unlearn.pending "
+							  "WHERE model = $1 ORDER BY id",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue of model \"%s\"", name);
+	if (SPI_processed == 0)
+	{
+		leave_extension_context(&ctx);
+		SPI_finish();
+		PG_RETURN_VOID();
+	}
+	removed = new_row_batch(m->p, removed_capacity);
+	added = new_row_batch(m->p, added_capacity);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		int			change = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[i],
+														 SPI_tuptable->tupdesc, 1, &isnull));
+		Datum		row = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (change != 1 && change != -1)
+			corrupt_model(m, "a queued change is neither -1 nor 1");
+		if (isnull)
+			skipped_delta += change;
+		else if (change < 0)
+			decode_queued_row(m, DatumGetByteaPP(row), removed, &removed_capacity);
+		else
+			decode_queued_row(m, DatumGetByteaPP(row), added, &added_capacity);
+	}
+	apply_queued_rows(name, removed, added, skipped_delta, ctx.caller);
+	catalog_clear_queue(name);
+	leave_extension_context(&ctx);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
