@@ -1292,6 +1292,45 @@ run_trigger_ddl(const char *sql, Oid relid)
 	PG_END_TRY();
 }
 
+/* which removals the models of a table use */
+static void
+removal_kinds(Oid relid, bool *immediate, bool *deferred)
+{
+	List	   *refs = catalog_models_of_relation(relid);
+	ListCell   *lc;
+
+	*immediate = *deferred = false;
+	foreach(lc, refs)
+	{
+		if (((ModelRef *) lfirst(lc))->deferred)
+			*deferred = true;
+		else
+			*immediate = true;
+	}
+}
+
+/*
+ * A partition tree with a foreign table cannot take a model with
+ * immediate removal: PostgreSQL collects no transition rows from a
+ * foreign table, and refuses a statement through the root that would
+ * need them.  Checked at training and whenever the partitions change.
+ */
+void
+refuse_foreign_partitions(Oid relid)
+{
+	List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
+	ListCell   *lc;
+
+	foreach(lc, tree)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("table \"%s\" cannot have a model with immediate removal: it has foreign partition \"%s\"",
+							get_rel_name(relid), get_rel_name(lfirst_oid(lc))),
+					 errdetail("The statement triggers of immediate removal cannot collect the rows of a foreign table."),
+					 errhint("Train the table's models with removal => 'deferred', and apply their queued changes with unlearn_apply_pending().")));
+}
+
 /*
  * The triggers of a trained table follow the removal of its models.
  * Immediate models need five statement triggers on the table and on each
@@ -1310,18 +1349,13 @@ void
 catalog_attach_triggers(Oid relid)
 {
 	List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
-	List	   *refs = catalog_models_of_relation(relid);
-	bool		immediate = false;
-	bool		deferred = false;
+	bool		immediate;
+	bool		deferred;
 	ListCell   *lc;
 
-	foreach(lc, refs)
-	{
-		if (((ModelRef *) lfirst(lc))->deferred)
-			deferred = true;
-		else
-			immediate = true;
-	}
+	removal_kinds(relid, &immediate, &deferred);
+	if (immediate)
+		refuse_foreign_partitions(relid);
 	foreach(lc, tree)
 	{
 		Oid			rel_oid = lfirst_oid(lc);
@@ -1329,13 +1363,6 @@ catalog_attach_triggers(Oid relid)
 		bool		foreign = get_rel_relkind(rel_oid) == RELKIND_FOREIGN_TABLE;
 		StringInfoData q;
 
-		if (foreign && immediate)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("table \"%s\" has foreign partition \"%s\", and a model with immediate removal",
-							get_rel_name(relid), get_rel_name(rel_oid)),
-					 errdetail("The statement triggers of immediate removal cannot collect the rows of a foreign table."),
-					 errhint("Train the table's models with removal => 'deferred', and apply their queued changes with unlearn_apply_pending().")));
 		initStringInfo(&q);
 		if (immediate && !relation_has_trigger(rel_oid, "unlearn_after_delete"))
 			appendStringInfo(&q,
@@ -1378,21 +1405,13 @@ void
 catalog_detach_triggers_if_unused(Oid relid)
 {
 	List	   *tree;
-	List	   *refs;
-	bool		immediate = false;
-	bool		deferred = false;
+	bool		immediate;
+	bool		deferred;
 	ListCell   *lc;
 
 	if (get_rel_name(relid) == NULL)
 		return;
-	refs = catalog_models_of_relation(relid);
-	foreach(lc, refs)
-	{
-		if (((ModelRef *) lfirst(lc))->deferred)
-			deferred = true;
-		else
-			immediate = true;
-	}
+	removal_kinds(relid, &immediate, &deferred);
 	tree = find_all_inheritors(relid, AccessShareLock, NULL);
 	foreach(lc, tree)
 	{

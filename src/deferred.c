@@ -55,6 +55,8 @@ PG_FUNCTION_INFO_V1(unlearn_apply_pending);
 /*
  * A contribution: the row's p doubles (raw: the first d are the
  * features, unmapped), its label's value, then its canonical label text.
+ * A model that releases nothing (too few rows, suspended) needs only the
+ * count of its rows: its contributions are the header alone, p = 0.
  */
 typedef struct QueuedRowHeader
 {
@@ -68,7 +70,7 @@ static bytea *
 encode_queued_row(int p, const double *raw, const char *label, double label_value)
 {
 	QueuedRowHeader head;
-	Size		label_len = strlen(label);
+	Size		label_len = p > 0 ? strlen(label) : 0;
 	Size		size = VARHDRSZ + sizeof(head) + sizeof(double) * p + label_len;
 	bytea	   *out = palloc(size);
 	char	   *ptr = VARDATA(out);
@@ -91,11 +93,16 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	Size		len = VARSIZE_ANY_EXHDR(row);
 	const char *ptr = VARDATA_ANY(row);
 
+	bool		counted;
+
 	if (len < sizeof(head))
 		corrupt_model(m, "a queued row is truncated");
 	memcpy(&head, ptr, sizeof(head));
-	if (head.p != m->p || head.label_len < 0 ||
-		len != sizeof(head) + sizeof(double) * m->p + head.label_len)
+	counted = head.p == 0 && head.label_len == 0 && len == sizeof(head);
+	if (counted && m->status == MODEL_READY)
+		corrupt_model(m, "a queued row of a ready model has no values");
+	if (!counted && (head.p != m->p || head.label_len < 0 ||
+					 len != sizeof(head) + sizeof(double) * m->p + head.label_len))
 		corrupt_model(m, "a queued row does not match the model");
 	if (batch->count == *capacity)
 	{
@@ -104,10 +111,19 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 		batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
 		batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
 	}
-	memcpy(batch->x + (Size) batch->count * m->p, ptr + sizeof(head), sizeof(double) * m->p);
-	check_feature_values(batch->x + (Size) batch->count * m->p, m->dims, m->name);
-	batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->p,
-										   head.label_len);
+	if (counted)
+	{
+		/* a row that only counts: zeros, which nothing reads */
+		memset(batch->x + (Size) batch->count * m->p, 0, sizeof(double) * m->p);
+		batch->labels[batch->count] = "";
+	}
+	else
+	{
+		memcpy(batch->x + (Size) batch->count * m->p, ptr + sizeof(head), sizeof(double) * m->p);
+		check_feature_values(batch->x + (Size) batch->count * m->p, m->dims, m->name);
+		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->p,
+											   head.label_len);
+	}
 	batch->label_values[batch->count] = head.label_value;
 	batch->count++;
 }
@@ -133,7 +149,8 @@ queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
 	args[1] = ObjectIdGetDatum(m->owner);
 	args[2] = Int16GetDatum(change);
 	if (raw != NULL)
-		args[3] = PointerGetDatum(encode_queued_row(m->p, raw, label, label_value));
+		args[3] = PointerGetDatum(encode_queued_row(m->status == MODEL_READY ? m->p : 0,
+													raw, label, label_value));
 	else
 	{
 		args[3] = (Datum) 0;
@@ -143,11 +160,16 @@ queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
 		elog(ERROR, "could not queue a row change of model \"%s\"", m->name);
 }
 
-/* queue one changed row of the trigger's relation for deferred model m */
+/*
+ * Queue one changed row of the trigger's relation for deferred model m.
+ * A model whose owner may no longer read its columns is suspended first,
+ * as the statement triggers do: its owner, who reads its queue, then
+ * gets counts only.
+ */
 static void
-defer_row_change(UnlearnModel *m, TriggerData *td)
+defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 {
-	SlotRowReader *reader = slot_row_reader_begin(m, td->tg_relation);
+	SlotRowReader *reader;
 	double	   *old_raw = NULL;
 	double	   *new_raw = NULL;
 	char	   *old_label = NULL;
@@ -157,6 +179,8 @@ defer_row_change(UnlearnModel *m, TriggerData *td)
 	bool		old_in = false;
 	bool		new_in = false;
 
+	suspend_if_owner_may_not_read(m, caller);
+	reader = slot_row_reader_begin(m, td->tg_relation);
 	if (TRIGGER_FIRED_BY_DELETE(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
 		old_raw = palloc0(sizeof(double) * m->p);
@@ -222,28 +246,28 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 			continue;
 		m = load_model_for_change(ref->name, false);
 		if (m != NULL)
-			defer_row_change(m, td);
+			defer_row_change(m, td, ctx.caller);
 	}
 	leave_extension_context(&ctx);
 	SPI_finish();
 	return PointerGetDatum(NULL);
 }
 
-/* how many row changes are queued for a model */
-int64
-catalog_queued_changes(const char *name)
+/* whether row changes are queued for a model */
+bool
+catalog_has_queued_changes(const char *name)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 	bool		isnull;
 
 	if (!catalog_has_deferred_removal())
-		return 0;
+		return false;
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM unlearn.pending WHERE model = $1",
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM unlearn.pending WHERE model = $1)",
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the queued changes of model \"%s\"", name);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		elog(ERROR, "could not read the queue of model \"%s\"", name);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /* a retrained model reflects its table: its queue is spent */
@@ -291,7 +315,15 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 	check_model_or_table_owner(m, ctx.caller,
 							   "The owner of a table can apply the queued changes of every model trained on it.");
 	lock_source(m->source);
-	m = catalog_load_model(name, false, false, false);
+	m = load_model_for_change(name, false);
+	if (m == NULL)
+	{
+		/* quarantined: it releases nothing until replaced, which retrains */
+		catalog_clear_queue(name);
+		leave_extension_context(&ctx);
+		SPI_finish();
+		PG_RETURN_VOID();
+	}
 	if (!m->deferred)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -329,7 +361,7 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 		else
 			decode_queued_row(m, DatumGetByteaPP(row), added, &added_capacity);
 	}
-	apply_queued_rows(name, removed, added, skipped_delta, ctx.caller);
+	apply_queued_rows(m, removed, added, skipped_delta, ctx.caller);
 	catalog_clear_queue(name);
 	leave_extension_context(&ctx);
 	SPI_finish();

@@ -58,7 +58,7 @@ load_predict_model(const char *name, MemoryContext cxt)
 				 m->status == MODEL_TOO_FEW_ROWS ?
 				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->name) :
 				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->name)));
-	if (m->deferred && catalog_queued_changes(m->name) > 0)
+	if (m->deferred && catalog_has_queued_changes(m->name))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" releases no weights: row changes of its table are queued", m->name),

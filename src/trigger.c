@@ -491,7 +491,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
  * that the rows would move: it keeps no state from then on and only
  * counts rows.
  */
-static void
+void
 suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
 {
 	if (m->status == MODEL_SUSPENDED || model_owner_may_read(m))
@@ -503,6 +503,7 @@ suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
 					m->name, get_rel_name(m->source)),
 			 errhint("The table's owner can drop it with unlearn_drop('%s').", m->name)));
 	catalog_quarantine_model(m->name);
+	m->status = MODEL_SUSPENDED;
 }
 
 /*
@@ -511,14 +512,11 @@ suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
  * maintain_model.
  */
 void
-apply_queued_rows(const char *name, RowBatch *removed, RowBatch *added, int64 skipped_delta,
+apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 skipped_delta,
 				  Oid caller)
 {
-	UnlearnModel *m = load_model_for_change(name, false);
 	ModelRows	rows;
 
-	if (m == NULL)
-		return;
 	suspend_if_owner_may_not_read(m, caller);
 	multiset_difference(m, &removed, &added);
 	memset(&rows, 0, sizeof(rows));

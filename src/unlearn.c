@@ -221,20 +221,8 @@ check_source_table(Oid relid, bool deferred)
 				 errmsg("cannot train a model on table \"%s\", which takes part in inheritance", name),
 				 errdetail("Writes to an inheritance child do not reach triggers on its parent."),
 				 errhint("Use declarative partitioning, or train on a table without inheritance.")));
-	if (relkind == RELKIND_PARTITIONED_TABLE && !deferred)
-	{
-		List	   *tree = find_all_inheritors(relid, AccessShareLock, NULL);
-		ListCell   *lc;
-
-		foreach(lc, tree)
-			if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot train a model with immediate removal on table \"%s\", which has foreign partition \"%s\"",
-								name, get_rel_name(lfirst_oid(lc))),
-						 errdetail("The statement triggers of immediate removal cannot collect the rows of a foreign table."),
-						 errhint("Train with removal => 'deferred', and apply the queued changes with unlearn_apply_pending().")));
-	}
+	if (!deferred)
+		refuse_foreign_partitions(relid);
 }
 
 Datum

@@ -478,6 +478,7 @@ extern bool catalog_state_version(const char *name, StateVersion *version);
 extern void catalog_lock_model(const char *name);
 extern bool catalog_tracks_classes(void);
 extern bool catalog_has_deferred_removal(void);
+extern void refuse_foreign_partitions(Oid relid);
 extern bool catalog_has_expressions(void);
 extern bool catalog_has_map_grid(void);
 extern bool catalog_has_declared_classes(void);
@@ -591,11 +592,12 @@ extern void trigger_init(void);
 extern RowBatch *new_row_batch(int p, int capacity);
 extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
-extern void apply_queued_rows(const char *name, RowBatch *removed, RowBatch *added,
+extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
+extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, Oid caller);
 
 /* deferred.c */
-extern int64 catalog_queued_changes(const char *name);
+extern bool catalog_has_queued_changes(const char *name);
 extern void catalog_clear_queue(const char *name);
 
 /* worker.c */

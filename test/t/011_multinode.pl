@@ -99,7 +99,7 @@ SELECT pg_temp.rel_diff((m.v).matrix, (w.v).matrix) < 1e-12 FROM merged m, whole
 # 2. training on the tree
 my ($rc, $out, $err) = $coordinator->psql('postgres',
 	q{SELECT model FROM unlearn_train('dist_now', 'dist', 'five', '{pixels}')});
-like($err, qr/cannot train a model with immediate removal on table "dist", which has foreign partition "dist_p1"/,
+like($err, qr/table "dist" cannot have a model with immediate removal: it has foreign partition "dist_p1"/,
 	'immediate removal is refused on a tree with foreign partitions');
 $coordinator->safe_psql('postgres', q{
 SELECT model FROM unlearn_train('dist_exact', 'dist', 'five', '{pixels}', sigma => 0, removal => 'deferred');
