@@ -1,5 +1,5 @@
 EXTENSION = unlearn
-EXTVERSION = 0.11.0
+EXTVERSION = 0.12.0
 
 MODULE_big = unlearn
 OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
@@ -9,7 +9,7 @@ OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
 	src/column_map.o src/metrics.o src/evaluate.o src/grants.o \
 	src/feature_expr.o src/plan.o src/score.o src/aggregates.o \
 	src/pass_rows.o src/column_moments.o src/newton.o src/train_pass.o \
-	src/deferred.o
+	src/deferred.o src/progress.o
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # earlier releases as shipped, and the scripts that update them
@@ -22,7 +22,8 @@ DATA = sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.1.0--0.2.0.sql \
 	sql/$(EXTENSION)--0.7.0.sql sql/$(EXTENSION)--0.7.0--0.8.0.sql \
 	sql/$(EXTENSION)--0.8.0.sql sql/$(EXTENSION)--0.8.0--0.9.0.sql \
 	sql/$(EXTENSION)--0.9.0.sql sql/$(EXTENSION)--0.9.0--0.10.0.sql \
-	sql/$(EXTENSION)--0.10.0.sql sql/$(EXTENSION)--0.10.0--0.11.0.sql
+	sql/$(EXTENSION)--0.10.0.sql sql/$(EXTENSION)--0.10.0--0.11.0.sql \
+	sql/$(EXTENSION)--0.11.0.sql sql/$(EXTENSION)--0.11.0--0.12.0.sql
 
 TESTS = $(sort $(wildcard test/sql/*.sql))
 REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))

@@ -172,6 +172,36 @@ report_iteration(const NewtonProblem *np, int k, const ClassIterate *it)
 					it->residual - it->allowance)));
 }
 
+/*
+ * After a pass, for np->report: the largest iteration count, and the
+ * largest gradient norm of the classes still iterating (of all once none is)
+ */
+static void
+report_pass(const NewtonProblem *np, const ClassIterate *its)
+{
+	int			iteration = 0,
+				done = 0,
+				k;
+	double		largest = 0.0,
+				largest_iterating = 0.0;
+
+	if (np->report == NULL)
+		return;
+	for (k = 0; k < np->nclasses; k++)
+	{
+		double		norm = its[k].residual - its[k].allowance;
+
+		iteration = Max(iteration, its[k].iterations);
+		largest = Max(largest, norm);
+		if (its[k].done)
+			done++;
+		else
+			largest_iterating = Max(largest_iterating, norm);
+	}
+	np->report(np->arg, iteration, np->nclasses, done,
+			   done < np->nclasses ? largest_iterating : largest);
+}
+
 /* has class k met a stopping rule at its accepted point? */
 static bool
 converged(const NewtonProblem *np, const ClassIterate *it)
@@ -250,6 +280,7 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 		if (!it->done)
 			start_step(np, it);
 	}
+	report_pass(np, its);
 
 	for (;;)
 	{
@@ -322,6 +353,7 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 				}
 			}
 		}
+		report_pass(np, its);
 	}
 
 	for (k = 0; k < K; k++)

@@ -10,7 +10,8 @@
  *		them (rows.c): numeric scalars and booleans, or one numeric array.
  *	  unlearn._row_x(model text, map float8[], raw float8[]) -> float8[]
  *		the raw values checked finite (errors name the model), then mapped
- *		by the row map of column_map.c; map NULL leaves them raw.
+ *		by the row map of column_map.c; map NULL leaves them raw.  Each
+ *		call counts one row in the progress of the pass (progress.c).
  *	  unlearn._row_target(model text, label "any", positive text) -> float8
  *		the label's canonical text (rows.c) compared with positive: +1 if
  *		equal, -1 if not; positive NULL (squared loss): the label's value,
@@ -22,7 +23,9 @@
  * and c spreads.
  *
  * They are pure functions of their arguments, so any role may call them:
- * they read no catalog and no row but the ones they are given.
+ * they read no catalog and no row but the ones they are given, and write
+ * nothing but a row count into their own backend's (or parallel leader's)
+ * progress slot while it reports.
  *
  * Cost: O(d) per row.
  *
@@ -200,6 +203,7 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 	{
 		check_feature_values((const double *) ARR_DATA_PTR(a), n, model);
+		progress_count_row();
 		PG_RETURN_ARRAYTYPE_P(a);
 	}
 	row_map_from_array(PG_GETARG_ARRAYTYPE_P(1), &map);
@@ -213,6 +217,7 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	memcpy(row, ARR_DATA_PTR(a), sizeof(double) * n);
 	check_feature_values(row, n, model);
 	map_row(&map, row);
+	progress_count_row();
 	PG_RETURN_DATUM(float8_array(row, p));
 }
 

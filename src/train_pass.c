@@ -86,6 +86,7 @@ typedef struct TrainingScan
 	int			passes;
 	int64		rows;			/* rows the last pass read */
 	bool		verbose;
+	bool		reports;		/* began the backend's progress report */
 } TrainingScan;
 
 /* distinct labels of a classifier's rows, with their row counts */
@@ -126,11 +127,12 @@ raw_features_sql(UnlearnModel *m)
 }
 
 /*
- * Start the passes of one training or re-anchoring of m: enter the table
- * owner's context and take the snapshot all passes share.
+ * Start the passes of one training or re-anchoring of m (command names it
+ * in unlearn.progress, unless an outer command reports already): enter
+ * the table owner's context and take the snapshot all passes share.
  */
 static void
-scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose)
+scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose, const char *command)
 {
 	StringInfoData filter;
 
@@ -147,6 +149,7 @@ scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose)
 		append_model_row_condition(m, &filter, PARAM_DECLARED);
 	}
 	scan->filter = filter.data;
+	scan->reports = progress_begin(command, m->name, m->owner, m->source);
 
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -161,16 +164,19 @@ scan_end(TrainingScan *scan)
 {
 	leave_extension_context(&scan->ctx);
 	UnregisterSnapshot(scan->snapshot);
+	if (scan->reports)
+		progress_end();
 }
 
 /*
- * Run one pass: query (with the common parameters, then extra ones of
- * extra_types) under the scan's snapshot, parallel query allowed.  The
+ * Run one pass, reported as phase whose rows call unlearn._row_x
+ * calls_per_row times: query (with the common parameters, then extra ones
+ * of extra_types) under the scan's snapshot, parallel query allowed.  The
  * result is left in SPI_tuptable.
  */
 static void
-run_pass(TrainingScan *scan, const char *query, int nextra, Oid *extra_types,
-		 Datum *extra_values, char *extra_nulls)
+run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *query,
+		 int nextra, Oid *extra_types, Datum *extra_values, char *extra_nulls)
 {
 	UnlearnModel *m = scan->m;
 	int			nargs = PARAM_FIRST_CLASS - 1 + nextra;
@@ -197,6 +203,7 @@ run_pass(TrainingScan *scan, const char *query, int nextra, Oid *extra_types,
 		memcpy(values + PARAM_FIRST_CLASS - 1, extra_values, sizeof(Datum) * nextra);
 		memcpy(nulls + PARAM_FIRST_CLASS - 1, extra_nulls, nextra);
 	}
+	progress_phase(phase, scan->passes + 1, calls_per_row, -1);
 	plan = SPI_prepare_cursor(query, nargs, types, CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
 		elog(ERROR, "unlearn: could not plan a training pass of model \"%s\": %s",
@@ -221,6 +228,13 @@ run_pass(TrainingScan *scan, const char *query, int nextra, Oid *extra_types,
 	pfree(types);
 	pfree(values);
 	pfree(nulls);
+}
+
+/* the report of newton.c after each pass, into unlearn.progress */
+static void
+report_newton(void *arg, int iteration, int classes, int classes_done, double gradient_norm)
+{
+	progress_iteration(iteration, classes, classes_done, gradient_norm);
 }
 
 /* add rows of a label to the set, merging labels of one canonical text */
@@ -386,7 +400,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 						 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
 						 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
 	appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
-	run_pass(scan, q.data, 0, NULL, NULL, NULL);
+	run_pass(scan, "census", 1, q.data, 0, NULL, NULL, NULL);
 
 	for (g = 0; g < SPI_processed; g++)
 	{
@@ -451,6 +465,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			add_label(m, labels, text, value, count);
 	}
 	SPI_freetuptable(SPI_tuptable);
+	progress_pass_done(kept);
 
 	/* under nulls => 'error', the label first, then the columns in order */
 	if (!m->skip_nulls && null_labels)
@@ -519,7 +534,7 @@ fit_column_map(TrainingScan *scan)
 
 	query = psprintf("SELECT unlearn._column_moments(unlearn._row_x($%d, NULL, %s), %d) FROM %s%s",
 					 PARAM_MODEL, scan->raw_sql, columns, scan->relation, scan->filter);
-	run_pass(scan, query, 0, NULL, NULL, NULL);
+	run_pass(scan, "column moments", 1, query, 0, NULL, NULL, NULL);
 	if (SPI_processed != 1)
 		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no row", m->name);
 	a = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -527,6 +542,7 @@ fit_column_map(TrainingScan *scan)
 		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->name);
 	v = (const double *) ARR_DATA_PTR(a);
 	column_map_fit_moments(m, (int64) v[0], v + 1, v + 1 + columns);
+	progress_pass_done(m->rows);
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -585,7 +601,7 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 		nulls[2 * i + 1] = ' ';
 	}
 	appendStringInfo(&q, " FROM %s%s", scan->relation, scan->filter);
-	run_pass(scan, q.data, 2 * count, types, values, nulls);
+	run_pass(scan, "gradient and Hessian", count, q.data, 2 * count, types, values, nulls);
 	if (SPI_processed != 1)
 		elog(ERROR, "unlearn: a training pass of model \"%s\" returned no row", m->name);
 	for (i = 0; i < count; i++)
@@ -607,6 +623,7 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 		memcpy(terms[i].hessian, view.matrix, sizeof(double) * PACKED_SIZE(p));
 	}
 	scan->rows = terms[0].rows;
+	progress_pass_done(scan->rows);
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -619,7 +636,7 @@ gram_pass(TrainingScan *scan, double *gram)
 	StatsView	view;
 	Datum		d;
 
-	run_pass(scan, psprintf("SELECT unlearn._pass_gram(unlearn._row_x($%d, $%d, %s)) FROM %s%s",
+	run_pass(scan, "Gram matrix", 1, psprintf("SELECT unlearn._pass_gram(unlearn._row_x($%d, $%d, %s)) FROM %s%s",
 							PARAM_MODEL, PARAM_MAP, scan->raw_sql,
 							scan->relation, scan->filter),
 			 0, NULL, NULL, NULL);
@@ -630,6 +647,7 @@ gram_pass(TrainingScan *scan, double *gram)
 	if (view.p != m->p || view.matrix == NULL)
 		elog(ERROR, "unlearn: the Gram pass of model \"%s\" returned another state", m->name);
 	memcpy(gram, view.matrix, sizeof(double) * PACKED_SIZE(m->p));
+	progress_pass_done(view.rows);
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -651,7 +669,7 @@ classes_from_rows(UnlearnModel *m)
 		int64		rows;
 		int64		skipped = m->skipped;
 
-		scan_begin(&scan, m, false);
+		scan_begin(&scan, m, false, "class census");
 		census(&scan, set, &rows);
 		scan_end(&scan);
 		m->skipped = skipped;
@@ -683,7 +701,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	int			p;
 	Size		packed;
 
-	scan_begin(&scan, m, verbose);
+	scan_begin(&scan, m, verbose, "retraining");
 	census(&scan, labels, &n);
 	if (n == 0 && m->classes_declared)
 		ereport(ERROR,
@@ -754,6 +772,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	np.warning_level = MODEL_WARNING(m);
 	np.verbose = verbose;
 	np.evaluate = hessian_pass;
+	np.report = report_newton;
 	np.arg = &scan;
 	newton_fit(&np, m->coef, m->anchor, m->factor, m->weight_sum, m->class_spent);
 	if (scan.rows != n)
@@ -803,7 +822,7 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 		terms[k].gradient = g + (Size) k * p;
 		terms[k].hessian = factor + PACKED_SIZE(p) * k;
 	}
-	scan_begin(&scan, m, false);
+	scan_begin(&scan, m, false, "re-anchoring");
 	scan.map = row_map_array(m);
 	hessian_pass(&scan, K, which, points, terms);
 	for (k = 0; k < K && ok; k++)

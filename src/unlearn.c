@@ -35,6 +35,7 @@ void
 _PG_init(void)
 {
 	state_store_init();
+	progress_init();
 	linalg_init();
 	runtime_check_blas();
 	removal_init();
@@ -240,6 +241,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	Oid			relid;
 	bool		replace;
 	bool		verbose;
+	bool		reports;
 	int			i;
 	ExtensionContext ctx;
 
@@ -364,6 +366,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 						 m->name)));
 	if (old != NULL)
 		check_model_owner(old, ctx.caller);
+	reports = progress_begin("training", m->name, m->owner, relid);
+	progress_phase("waiting for table lock", 0, 1, -1);
 	lock_source(relid);
 	if (old != NULL && old->source != relid)
 		lock_source(old->source);
@@ -393,6 +397,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 	if (old != NULL && old->source != relid)
 		catalog_detach_triggers_if_unused(old->source);
 	catalog_ledger(m, "train", 0, m->rows, m->spent, true);
+	if (reports)
+		progress_end();
 	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -404,6 +410,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		verbose = PG_GETARG_BOOL(1);
 	UnlearnModel *m;
+	bool		reports;
 	ExtensionContext ctx;
 
 	state_store_require();
@@ -414,6 +421,8 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	check_model_owner(m, ctx.caller);
 	/* the rights that training needs, which may have been revoked since */
 	check_can_train(m, m->source, ctx.caller);
+	reports = progress_begin("retraining", m->name, m->owner, m->source);
+	progress_phase("waiting for table lock", 0, 1, -1);
 	lock_source(m->source);
 	m = catalog_load_model(name, false, true, false);
 	retrain_or_rest(m, verbose, NULL);
@@ -421,6 +430,8 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	m->retrained_now = true;
 	catalog_update_model(m);
 	catalog_ledger(m, "retrain", 0, 0, m->spent, true);
+	if (reports)
+		progress_end();
 	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -314,6 +314,10 @@ typedef struct NewtonProblem
 	int			warning_level;
 	bool		verbose;
 	PassOracle	evaluate;
+	/* optional: called after each pass with the largest iteration count
+	 * and gradient norm of the classes still iterating */
+	void		(*report) (void *arg, int iteration, int classes, int classes_done,
+						   double gradient_norm);
 	void	   *arg;
 } NewtonProblem;
 extern void newton_fit(const NewtonProblem *np, double *coef, double *anchor,
@@ -599,6 +603,16 @@ extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *adde
 /* deferred.c */
 extern bool catalog_has_queued_changes(const char *name);
 extern void catalog_clear_queue(const char *name);
+
+/* progress.c: what long work reports to unlearn.progress */
+extern void progress_init(void);
+extern bool progress_begin(const char *command, const char *model, Oid owner, Oid relid);
+extern void progress_end(void);
+extern void progress_phase(const char *phase, int pass, int calls_per_row, int64 rows_total);
+extern void progress_pass_done(int64 rows);
+extern void progress_iteration(int iteration, int classes, int classes_done,
+							   double gradient_norm);
+extern void progress_count_row(void);
 
 /* worker.c */
 extern void worker_init(void);

@@ -2,11 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.11.0, through 0.2.0 to 0.10.0).  The models are trained by
+# install's (0.12.0, through 0.2.0 to 0.11.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0 and 0.10.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0.
 use strict;
 use warnings;
 
@@ -35,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.11.0', 'updated to 0.11.0 (through 0.2.0 to 0.10.0)');
+	'0.12.0', 'updated to 0.12.0 (through 0.2.0 to 0.11.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -317,6 +317,25 @@ is($node->safe_psql('from0100', q{SELECT bool_and(certified) FROM unlearn.models
 	't', 'and certified');
 is($node->safe_psql('from0100', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.10.0 equals a fresh install');
+
+# 0.11.0 to 0.12.0: the 0.11.0 catalog has no progress view; the new
+# library trains on it (its slots unread), and after the update the view
+# answers
+$node->safe_psql('postgres', 'CREATE DATABASE from0110');
+$node->safe_psql('from0110', "CREATE EXTENSION unlearn VERSION '0.11.0'");
+$node->safe_psql('from0110', $DIGITS_SQL . q{
+CREATE TABLE twos AS SELECT id, label = 2 AS two, pixels FROM digits;
+ALTER TABLE twos ADD PRIMARY KEY (id);
+SELECT model FROM unlearn_train('twos', 'twos', 'two', '{pixels}', sigma => 100);
+DELETE FROM twos WHERE id % 10 = 0;
+});
+is($node->safe_psql('from0110', q{SELECT (rows = (SELECT count(*) FROM twos)) || ':' || state FROM unlearn.models WHERE model = 'twos'}),
+	'true:ready', 'on the 0.11.0 catalog the new library trains and applies changes');
+$node->safe_psql('from0110', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from0110', q{SELECT count(*) FROM unlearn.progress}), '0',
+	'after the update the progress view answers, with no work running');
+is($node->safe_psql('from0110', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.11.0 equals a fresh install');
 
 $node->stop;
 done_testing();

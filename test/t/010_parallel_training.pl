@@ -3,7 +3,9 @@
 # retrain run as Partial Aggregate under Gather (read from auto_explain's
 # plans of the nested statements); without noise (sigma 0, so that two
 # trainings have the same objective) the model equals the one trained
-# serially to 1e-9; and a cancelled training leaves no model behind.
+# serially to 1e-9; another session follows a parallel training in
+# unlearn.progress; and a cancelled training leaves no model behind and no
+# progress line.
 use strict;
 use warnings;
 
@@ -82,6 +84,56 @@ is($node->safe_psql('postgres', q{
 cmp_ok($node->safe_psql('postgres', sprintf($distance, 'ovr_serial', 'ovr_parallel')),
 	'<=', 1e-9, 'the two retrains agree to 1e-9');
 
+# progress: another session polls unlearn.progress while a parallel
+# training runs.  Each sample must be consistent (rows read within the
+# model's rows, passes in order, known phases), and some sample must catch
+# a Newton pass part-way, with rows counted by the leader and its workers
+# and the gradient norm of an earlier pass.  The training takes seconds and
+# the polls milliseconds, so a run without such a sample is a failure to
+# report progress, not the machine's speed.
+$node->safe_psql('postgres', q{
+CREATE TABLE watched AS SELECT g AS id, random() < 0.5 AS y,
+	(SELECT array_agg(random()) FROM generate_series(1, 50) WHERE g > 0) AS x
+FROM generate_series(1, 600000) g;
+VACUUM ANALYZE watched;
+});
+my $trainer = $node->background_psql('postgres');
+my $trainer_pid = $trainer->query_safe('SELECT pg_backend_pid()');
+$trainer->query_safe($parallel =~ s/LOAD 'auto_explain';.*//sr);
+$trainer->query_until(qr/training/, q{
+\echo training
+SELECT model FROM unlearn_train('watched', 'watched', 'y', '{x}', sigma => 0);
+});
+my $poller = $node->background_psql('postgres');
+my (@samples, $seen, $gone);
+for (my $i = 0; $i < 60000 && !$gone; $i++)
+{
+	my $line = $poller->query_safe(qq{
+		SELECT command, phase, pass, rows_done, coalesce(rows_total, -1),
+			coalesce(iteration, -1), coalesce(gradient_norm, -1)
+		FROM unlearn.progress WHERE pid = $trainer_pid});
+	if ($line ne '') { push @samples, [ split /\|/, $line ]; $seen = 1; }
+	elsif ($seen) { $gone = 1; }
+}
+$trainer->quit;
+ok($gone, 'the training was listed in unlearn.progress, then left it');
+my %phases = map { $_ => 1 } ('waiting for table lock', 'census', 'column moments',
+	'gradient and Hessian');
+my ($bad, $last_pass, $mid_pass) = (0, 0, 0);
+for my $s (@samples)
+{
+	my ($command, $phase, $pass, $done, $total, $iteration, $norm) = @$s;
+	$bad++ unless $command eq 'training' && $phases{$phase} && $pass >= $last_pass
+		&& ($total < 0 || $done <= $total);
+	$last_pass = $pass;
+	$mid_pass++ if $phase eq 'gradient and Hessian' && $total == 600000
+		&& $done > 0 && $done < $total && $iteration >= 0 && $norm > 0;
+}
+is($bad, 0, scalar(@samples) . ' samples, each consistent');
+cmp_ok($mid_pass, '>', 0, 'some caught a Newton pass part-way, with a gradient norm');
+is($node->safe_psql('postgres', q{SELECT rows FROM unlearn.models WHERE model = 'watched'}),
+	'600000', 'and the training completed');
+
 # cancelling: a training stopped by statement_timeout leaves no model and no ledger entry
 $node->safe_psql('postgres', q{
 CREATE TABLE wide AS SELECT g AS id, random() < 0.5 AS y,
@@ -97,6 +149,21 @@ is($node->safe_psql('postgres', q{
 	SELECT (SELECT count(*) FROM unlearn.models WHERE model = 'wide') +
 		(SELECT count(*) FROM unlearn.ledger WHERE model = 'wide')}), '0',
 	'and leaves no model behind');
+# the session that was cancelled lives on, without a progress line, also
+# after a cancel inside a savepoint
+($ret, $out, $err) = $node->psql('postgres', q{
+SET statement_timeout = '100ms';
+SELECT model FROM unlearn_train('wide', 'wide', 'y', '{x}');
+SELECT 'after abort', count(*) FROM unlearn.progress WHERE pid = pg_backend_pid();
+BEGIN;
+SAVEPOINT s;
+SELECT model FROM unlearn_train('wide', 'wide', 'y', '{x}');
+ROLLBACK TO SAVEPOINT s;
+SELECT 'after rollback to savepoint', count(*) FROM unlearn.progress WHERE pid = pg_backend_pid();
+COMMIT;
+}, on_error_stop => 0);
+is($out, "after abort|0\nafter rollback to savepoint|0",
+	'a cancelled training leaves no progress line in its session');
 is($node->safe_psql('postgres', q{SELECT rows FROM unlearn_train('wide', 'wide', 'y', '{x}')}),
 	'200000', 'the same training then succeeds');
 

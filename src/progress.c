@@ -1,0 +1,367 @@
+/*-------------------------------------------------------------------------
+ *
+ * progress.c
+ *	  Progress of long training and re-anchoring work, in shared memory
+ *	  that every session can read through unlearn_progress() (the view
+ *	  unlearn.progress), as pg_stat_progress_* does for VACUUM.
+ *
+ * One slot per backend, indexed by backend ID; a parallel worker counts
+ * the rows it maps into its leader's slot.  Only the owning backend
+ * writes a slot's fields, under the slot's spinlock; the row counter is
+ * an atomic that the leader's workers add to.  A slot is in use from
+ * progress_begin to progress_end, or to the abort of the (sub)transaction
+ * that began it, whichever comes first, so a cancelled training leaves no
+ * slot behind.
+ *
+ * What a slot shows depends on the data (row counts, gradient norms), so
+ * unlearn_progress() shows a slot's details only to roles with the
+ * privileges of the model's owner and to pg_read_all_stats, as
+ * pg_stat_activity shows queries; other roles see its pid and database.
+ *
+ * Cost: O(1) per pass and iteration; per row, one local increment and
+ * one atomic add per PROGRESS_ROW_BATCH rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/backendid.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/timestamp.h"
+
+/* rows a backend counts locally before adding them to the slot */
+#define PROGRESS_ROW_BATCH 1024
+#define PROGRESS_COLUMNS 16
+
+typedef struct ProgressSlot
+{
+	slock_t		mutex;
+	bool		in_use;
+	int			pid;
+	Oid			database;
+	Oid			role;			/* the outer role of the session working */
+	Oid			owner;			/* the model's owner */
+	Oid			relid;
+	char		model[NAMEDATALEN];
+	char		command[24];
+	char		phase[32];
+	int			calls_per_row;	/* row function calls per row in this pass */
+	int			pass;
+	int			iteration;
+	int			classes;
+	int			classes_done;
+	int64		rows_total;		/* -1: not known yet */
+	double		gradient_norm;	/* NaN: none yet */
+	TimestampTz started;
+	TimestampTz phase_started;
+	pg_atomic_uint64 rows_done;
+} ProgressSlot;
+
+static ProgressSlot *slots = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* this backend's slot while it works, and the nesting level that began it */
+static ProgressSlot *my_slot = NULL;
+static int	my_level = 0;
+static uint64 rows_unflushed = 0;
+
+static Size
+slots_size(void)
+{
+	return mul_size(MaxBackends, sizeof(ProgressSlot));
+}
+
+static void
+progress_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(slots_size());
+}
+
+static void
+progress_shmem_startup(void)
+{
+	bool		found;
+	int			i;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	slots = ShmemInitStruct("unlearn progress", slots_size(), &found);
+	if (!found)
+	{
+		memset(slots, 0, slots_size());
+		for (i = 0; i < MaxBackends; i++)
+		{
+			SpinLockInit(&slots[i].mutex);
+			pg_atomic_init_u64(&slots[i].rows_done, 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* the slot of backend id, or NULL without shared memory */
+static ProgressSlot *
+slot_of(BackendId id)
+{
+	if (slots == NULL || id < 1 || id > MaxBackends)
+		return NULL;
+	return &slots[id - 1];
+}
+
+static void
+release_slot(void)
+{
+	ProgressSlot *slot = my_slot;
+
+	if (slot == NULL)
+		return;
+	my_slot = NULL;
+	rows_unflushed = 0;
+	SpinLockAcquire(&slot->mutex);
+	slot->in_use = false;
+	SpinLockRelease(&slot->mutex);
+}
+
+static void
+progress_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		release_slot();
+}
+
+static void
+progress_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && my_slot != NULL &&
+		GetCurrentTransactionNestLevel() <= my_level)
+		release_slot();
+}
+
+void
+progress_init(void)
+{
+	RegisterXactCallback(progress_xact_callback, NULL);
+	RegisterSubXactCallback(progress_subxact_callback, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = progress_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = progress_shmem_startup;
+}
+
+/*
+ * Start reporting command on model (owned by owner, over relid) in this
+ * backend's slot.  Returns false, and changes nothing, if this backend
+ * already reports (the outer command keeps the slot), or has no slot;
+ * the caller ends the report only if it began it.
+ */
+bool
+progress_begin(const char *command, const char *model, Oid owner, Oid relid)
+{
+	ProgressSlot *slot = slot_of(MyBackendId);
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (slot == NULL || my_slot != NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	slot->in_use = true;
+	slot->pid = MyProcPid;
+	slot->database = MyDatabaseId;
+	slot->role = GetOuterUserId();
+	slot->owner = owner;
+	slot->relid = relid;
+	strlcpy(slot->model, model, sizeof(slot->model));
+	strlcpy(slot->command, command, sizeof(slot->command));
+	strlcpy(slot->phase, "starting", sizeof(slot->phase));
+	slot->calls_per_row = 1;
+	slot->pass = 0;
+	slot->iteration = 0;
+	slot->classes = 0;
+	slot->classes_done = 0;
+	slot->rows_total = -1;
+	slot->gradient_norm = get_float8_nan();
+	slot->started = now;
+	slot->phase_started = now;
+	SpinLockRelease(&slot->mutex);
+	pg_atomic_write_u64(&slot->rows_done, 0);
+	my_slot = slot;
+	my_level = GetCurrentTransactionNestLevel();
+	rows_unflushed = 0;
+	return true;
+}
+
+void
+progress_end(void)
+{
+	release_slot();
+}
+
+/*
+ * A new phase; pass > 0 numbers a pass over the table, whose rows call the
+ * row function calls_per_row times; rows_total -1 keeps the known total.
+ */
+void
+progress_phase(const char *phase, int pass, int calls_per_row, int64 rows_total)
+{
+	ProgressSlot *slot = my_slot;
+
+	if (slot == NULL)
+		return;
+	rows_unflushed = 0;
+	pg_atomic_write_u64(&slot->rows_done, 0);
+	SpinLockAcquire(&slot->mutex);
+	strlcpy(slot->phase, phase, sizeof(slot->phase));
+	if (pass > 0)
+		slot->pass = pass;
+	slot->calls_per_row = Max(calls_per_row, 1);
+	if (rows_total >= 0)
+		slot->rows_total = rows_total;
+	slot->phase_started = GetCurrentTimestamp();
+	SpinLockRelease(&slot->mutex);
+}
+
+/* a pass ended having read rows rows: the rows of every later pass */
+void
+progress_pass_done(int64 rows)
+{
+	ProgressSlot *slot = my_slot;
+
+	if (slot == NULL)
+		return;
+	rows_unflushed = 0;
+	pg_atomic_write_u64(&slot->rows_done, (uint64) rows * slot->calls_per_row);
+	SpinLockAcquire(&slot->mutex);
+	slot->rows_total = rows;
+	SpinLockRelease(&slot->mutex);
+}
+
+/* Newton's state after a pass: the largest iteration count and gradient norm */
+void
+progress_iteration(int iteration, int classes, int classes_done, double gradient_norm)
+{
+	ProgressSlot *slot = my_slot;
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->iteration = iteration;
+	slot->classes = classes;
+	slot->classes_done = classes_done;
+	slot->gradient_norm = gradient_norm;
+	SpinLockRelease(&slot->mutex);
+}
+
+/*
+ * One row mapped by a pass: counted in the slot of this backend or of its
+ * parallel leader, if that slot is in use.
+ */
+void
+progress_count_row(void)
+{
+	ProgressSlot *slot;
+
+	if (++rows_unflushed < PROGRESS_ROW_BATCH)
+		return;
+	slot = my_slot != NULL ? my_slot : slot_of(ParallelLeaderBackendId);
+	if (slot != NULL && slot->in_use)
+		pg_atomic_fetch_add_u64(&slot->rows_done, rows_unflushed);
+	rows_unflushed = 0;
+}
+
+/* may the current role see the details of a slot of owner's model? */
+static bool
+may_see_details(Oid owner)
+{
+	Oid			me = GetUserId();
+
+	return superuser() || has_privs_of_role(me, owner) ||
+		has_privs_of_role(me, ROLE_PG_READ_ALL_STATS);
+}
+
+/*
+ * unlearn_progress() -> SETOF record: one row per backend training or
+ * re-anchoring a model now.
+ */
+PG_FUNCTION_INFO_V1(unlearn_progress);
+Datum
+unlearn_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; slots != NULL && i < MaxBackends; i++)
+	{
+		ProgressSlot copy;
+		Datum		values[PROGRESS_COLUMNS];
+		bool		nulls[PROGRESS_COLUMNS];
+		uint64		rows_done;
+		int			c = 0;
+
+		SpinLockAcquire(&slots[i].mutex);
+		memcpy(&copy, &slots[i], offsetof(ProgressSlot, rows_done));
+		SpinLockRelease(&slots[i].mutex);
+		if (!copy.in_use)
+			continue;
+		rows_done = pg_atomic_read_u64(&slots[i].rows_done);
+		memset(nulls, true, sizeof(nulls));
+		values[c] = Int32GetDatum(copy.pid);
+		nulls[c++] = false;
+		values[c] = ObjectIdGetDatum(copy.database);
+		nulls[c++] = false;
+		if (may_see_details(copy.owner))
+		{
+			values[c] = ObjectIdGetDatum(copy.role);
+			nulls[c++] = false;
+			values[c] = CStringGetTextDatum(copy.model);
+			nulls[c++] = false;
+			values[c] = ObjectIdGetDatum(copy.relid);
+			nulls[c++] = false;
+			values[c] = CStringGetTextDatum(copy.command);
+			nulls[c++] = false;
+			values[c] = CStringGetTextDatum(copy.phase);
+			nulls[c++] = false;
+			values[c] = Int32GetDatum(copy.pass);
+			nulls[c++] = false;
+			values[c] = Int64GetDatum((int64) (rows_done / copy.calls_per_row));
+			nulls[c++] = false;
+			values[c] = Int64GetDatum(copy.rows_total);
+			nulls[c++] = copy.rows_total < 0;
+			values[c] = Int32GetDatum(copy.iteration);
+			nulls[c++] = copy.classes == 0;
+			values[c] = Int32GetDatum(copy.classes);
+			nulls[c++] = copy.classes == 0;
+			values[c] = Int32GetDatum(copy.classes_done);
+			nulls[c++] = copy.classes == 0;
+			values[c] = Float8GetDatum(copy.gradient_norm);
+			nulls[c++] = isnan(copy.gradient_norm);
+			values[c] = TimestampTzGetDatum(copy.started);
+			nulls[c++] = false;
+			values[c] = TimestampTzGetDatum(copy.phase_started);
+			nulls[c++] = false;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
