@@ -41,10 +41,14 @@ linalg_threads(void)
 	return blas_threads;
 }
 
-void
+/* use all threads (on) or one; returns whether all were in use before */
+bool
 linalg_parallel(bool on)
 {
+	bool		was = openblas_get_num_threads() > 1;
+
 	openblas_set_num_threads(on ? blas_threads : 1);
+	return was;
 }
 
 /*

@@ -163,9 +163,15 @@ unlearn_row_values(PG_FUNCTION_ARGS)
 					 errmsg("a feature of a row is null")));
 	if (types->array)
 	{
-		n = extract_float_array(PG_GETARG_DATUM(0), NULL, -1, "feature array");
+		/* detoasted once; a float8 array passes through as it is */
+		Datum		arr = PointerGetDatum(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)));
+		ArrayType  *a = DatumGetArrayTypeP(arr);
+
+		n = extract_float_array(arr, NULL, -1, "feature array");
+		if (ARR_ELEMTYPE(a) == FLOAT8OID && ARR_NDIM(a) == 1 && ARR_LBOUND(a)[0] == 1)
+			PG_RETURN_ARRAYTYPE_P(a);
 		raw = palloc(sizeof(double) * Max(n, 1));
-		extract_float_array(PG_GETARG_DATUM(0), raw, n, "feature array");
+		extract_float_array(arr, raw, n, "feature array");
 	}
 	else
 	{
@@ -194,6 +200,7 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("unlearn._row_x needs a model name and the raw values")));
 	model = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	progress_count_row(model, strlen(model));
 	a = PG_GETARG_ARRAYTYPE_P(2);
 	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
 		ereport(ERROR,
@@ -203,7 +210,6 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 	{
 		check_feature_values((const double *) ARR_DATA_PTR(a), n, model);
-		progress_count_row();
 		PG_RETURN_ARRAYTYPE_P(a);
 	}
 	row_map_from_array(PG_GETARG_ARRAYTYPE_P(1), &map);
@@ -217,7 +223,6 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	memcpy(row, ARR_DATA_PTR(a), sizeof(double) * n);
 	check_feature_values(row, n, model);
 	map_row(&map, row);
-	progress_count_row();
 	PG_RETURN_DATUM(float8_array(row, p));
 }
 

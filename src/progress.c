@@ -13,10 +13,17 @@
  * that began it, whichever comes first, so a cancelled training leaves no
  * slot behind.
  *
- * What a slot shows depends on the data (row counts, gradient norms), so
- * unlearn_progress() shows a slot's details only to roles with the
- * privileges of the model's owner and to pg_read_all_stats, as
- * pg_stat_activity shows queries; other roles see its pid and database.
+ * A slot reports one model.  Work on another model nested in it (a table
+ * change inside a pass that retrains another role's model) is not
+ * reported at all: it would otherwise show that model's figures under the
+ * outer model's owner.  Rows are counted only while a pass of the slot's
+ * model runs, and only by unlearn._row_x calls naming that model.
+ *
+ * Row counts and gradient norms depend on the table's rows, so
+ * unlearn_progress() shows them only to roles with the privileges of the
+ * model's owner (and superusers); members of pg_read_all_stats also see
+ * the model, its table, the command, phase, pass and times; other roles
+ * see the pid and database only.
  *
  * Cost: O(1) per pass and iteration; per row, one local increment and
  * one atomic add per PROGRESS_ROW_BATCH rows.
@@ -30,6 +37,8 @@
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "mb/pg_wchar.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -46,6 +55,7 @@
 /* rows a backend counts locally before adding them to the slot */
 #define PROGRESS_ROW_BATCH 1024
 #define PROGRESS_COLUMNS 16
+#define FIRST_FIGURE_COLUMN 8	/* rows_done: the columns from here depend on rows */
 
 typedef struct ProgressSlot
 {
@@ -56,7 +66,9 @@ typedef struct ProgressSlot
 	Oid			role;			/* the outer role of the session working */
 	Oid			owner;			/* the model's owner */
 	Oid			relid;
-	char		model[NAMEDATALEN];
+	char		model[NAMEDATALEN];	/* clipped on a character boundary */
+	uint32		model_hash;		/* of the whole name */
+	bool		pass_running;	/* a pass's query runs: rows count */
 	char		command[24];
 	char		phase[32];
 	int			calls_per_row;	/* row function calls per row in this pass */
@@ -79,6 +91,22 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProgressSlot *my_slot = NULL;
 static int	my_level = 0;
 static uint64 rows_unflushed = 0;
+
+/* nested work on another model: reports nothing while depth > 0 */
+static int	silent_depth = 0;
+static int	silent_level = 0;
+
+static bool
+reporting(void)
+{
+	return my_slot != NULL && silent_depth == 0;
+}
+
+static uint32
+name_hash(const char *name, int len)
+{
+	return hash_bytes((const unsigned char *) name, len);
+}
 
 static Size
 slots_size(void)
@@ -130,12 +158,14 @@ release_slot(void)
 {
 	ProgressSlot *slot = my_slot;
 
+	silent_depth = 0;
 	if (slot == NULL)
 		return;
 	my_slot = NULL;
 	rows_unflushed = 0;
 	SpinLockAcquire(&slot->mutex);
 	slot->in_use = false;
+	slot->pass_running = false;
 	SpinLockRelease(&slot->mutex);
 }
 
@@ -152,9 +182,18 @@ static void
 progress_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						  SubTransactionId parentSubid, void *arg)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB && my_slot != NULL &&
-		GetCurrentTransactionNestLevel() <= my_level)
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	if (my_slot != NULL && GetCurrentTransactionNestLevel() <= my_level)
 		release_slot();
+	else if (silent_depth > 0 && GetCurrentTransactionNestLevel() <= silent_level)
+		silent_depth = 0;
+	if (my_slot != NULL)
+	{
+		SpinLockAcquire(&my_slot->mutex);
+		my_slot->pass_running = false;
+		SpinLockRelease(&my_slot->mutex);
+	}
 }
 
 void
@@ -172,18 +211,31 @@ progress_init(void)
 
 /*
  * Start reporting command on model (owned by owner, over relid) in this
- * backend's slot.  Returns false, and changes nothing, if this backend
- * already reports (the outer command keeps the slot), or has no slot;
- * the caller ends the report only if it began it.
+ * backend's slot.  Returns PROGRESS_BEGAN if this call took the slot,
+ * PROGRESS_JOINED if the backend reports this model already (the outer
+ * command keeps the slot), PROGRESS_SILENT if it reports another model
+ * (nothing is reported until the matching progress_end), or
+ * PROGRESS_JOINED without shared memory.  Pass the result to
+ * progress_end.
  */
-bool
+int
 progress_begin(const char *command, const char *model, Oid owner, Oid relid)
 {
 	ProgressSlot *slot = slot_of(MyBackendId);
 	TimestampTz now = GetCurrentTimestamp();
+	int			len = strlen(model);
 
+	if (silent_depth > 0 ||
+		(my_slot != NULL && (my_slot->owner != owner || my_slot->relid != relid ||
+							 my_slot->model_hash != name_hash(model, len))))
+	{
+		if (silent_depth++ == 0)
+			silent_level = GetCurrentTransactionNestLevel();
+		return PROGRESS_SILENT;
+	}
 	if (slot == NULL || my_slot != NULL)
-		return false;
+		return PROGRESS_JOINED;
+	pg_atomic_write_u64(&slot->rows_done, 0);
 	SpinLockAcquire(&slot->mutex);
 	slot->in_use = true;
 	slot->pid = MyProcPid;
@@ -191,7 +243,10 @@ progress_begin(const char *command, const char *model, Oid owner, Oid relid)
 	slot->role = GetOuterUserId();
 	slot->owner = owner;
 	slot->relid = relid;
-	strlcpy(slot->model, model, sizeof(slot->model));
+	memcpy(slot->model, model, pg_mbcliplen(model, len, NAMEDATALEN - 1));
+	slot->model[pg_mbcliplen(model, len, NAMEDATALEN - 1)] = '\0';
+	slot->model_hash = name_hash(model, len);
+	slot->pass_running = false;
 	strlcpy(slot->command, command, sizeof(slot->command));
 	strlcpy(slot->phase, "starting", sizeof(slot->phase));
 	slot->calls_per_row = 1;
@@ -204,17 +259,19 @@ progress_begin(const char *command, const char *model, Oid owner, Oid relid)
 	slot->started = now;
 	slot->phase_started = now;
 	SpinLockRelease(&slot->mutex);
-	pg_atomic_write_u64(&slot->rows_done, 0);
 	my_slot = slot;
 	my_level = GetCurrentTransactionNestLevel();
 	rows_unflushed = 0;
-	return true;
+	return PROGRESS_BEGAN;
 }
 
 void
-progress_end(void)
+progress_end(int began)
 {
-	release_slot();
+	if (began == PROGRESS_BEGAN)
+		release_slot();
+	else if (began == PROGRESS_SILENT && silent_depth > 0)
+		silent_depth--;
 }
 
 /*
@@ -225,19 +282,21 @@ void
 progress_phase(const char *phase, int pass, int calls_per_row, int64 rows_total)
 {
 	ProgressSlot *slot = my_slot;
+	TimestampTz now = GetCurrentTimestamp();
 
-	if (slot == NULL)
+	if (!reporting())
 		return;
 	rows_unflushed = 0;
-	pg_atomic_write_u64(&slot->rows_done, 0);
 	SpinLockAcquire(&slot->mutex);
+	pg_atomic_write_u64(&slot->rows_done, 0);
 	strlcpy(slot->phase, phase, sizeof(slot->phase));
 	if (pass > 0)
 		slot->pass = pass;
 	slot->calls_per_row = Max(calls_per_row, 1);
 	if (rows_total >= 0)
 		slot->rows_total = rows_total;
-	slot->phase_started = GetCurrentTimestamp();
+	slot->pass_running = pass > 0;
+	slot->phase_started = now;
 	SpinLockRelease(&slot->mutex);
 }
 
@@ -247,11 +306,12 @@ progress_pass_done(int64 rows)
 {
 	ProgressSlot *slot = my_slot;
 
-	if (slot == NULL)
+	if (!reporting())
 		return;
 	rows_unflushed = 0;
-	pg_atomic_write_u64(&slot->rows_done, (uint64) rows * slot->calls_per_row);
 	SpinLockAcquire(&slot->mutex);
+	slot->pass_running = false;
+	pg_atomic_write_u64(&slot->rows_done, (uint64) rows * slot->calls_per_row);
 	slot->rows_total = rows;
 	SpinLockRelease(&slot->mutex);
 }
@@ -262,7 +322,7 @@ progress_iteration(int iteration, int classes, int classes_done, double gradient
 {
 	ProgressSlot *slot = my_slot;
 
-	if (slot == NULL)
+	if (!reporting())
 		return;
 	SpinLockAcquire(&slot->mutex);
 	slot->iteration = iteration;
@@ -273,30 +333,30 @@ progress_iteration(int iteration, int classes, int classes_done, double gradient
 }
 
 /*
- * One row mapped by a pass: counted in the slot of this backend or of its
- * parallel leader, if that slot is in use.
+ * One row mapped for model (len bytes) by unlearn._row_x: counted in the
+ * slot of this backend or of its parallel leader while a pass of that
+ * model runs there.
  */
 void
-progress_count_row(void)
+progress_count_row(const char *model, int len)
 {
 	ProgressSlot *slot;
 
 	if (++rows_unflushed < PROGRESS_ROW_BATCH)
 		return;
-	slot = my_slot != NULL ? my_slot : slot_of(ParallelLeaderBackendId);
-	if (slot != NULL && slot->in_use)
+	slot = my_slot != NULL ? (reporting() ? my_slot : NULL) :
+		slot_of(ParallelLeaderBackendId);
+	if (slot != NULL && slot->in_use && slot->pass_running &&
+		slot->model_hash == name_hash(model, len))
 		pg_atomic_fetch_add_u64(&slot->rows_done, rows_unflushed);
 	rows_unflushed = 0;
 }
 
-/* may the current role see the details of a slot of owner's model? */
+/* may the current role see the row-derived figures of owner's model? */
 static bool
-may_see_details(Oid owner)
+may_see_figures(Oid owner)
 {
-	Oid			me = GetUserId();
-
-	return superuser() || has_privs_of_role(me, owner) ||
-		has_privs_of_role(me, ROLE_PG_READ_ALL_STATS);
+	return superuser() || has_privs_of_role(GetUserId(), owner);
 }
 
 /*
@@ -330,7 +390,8 @@ unlearn_progress(PG_FUNCTION_ARGS)
 		nulls[c++] = false;
 		values[c] = ObjectIdGetDatum(copy.database);
 		nulls[c++] = false;
-		if (may_see_details(copy.owner))
+		if (may_see_figures(copy.owner) ||
+			has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
 		{
 			values[c] = ObjectIdGetDatum(copy.role);
 			nulls[c++] = false;
@@ -344,6 +405,14 @@ unlearn_progress(PG_FUNCTION_ARGS)
 			nulls[c++] = false;
 			values[c] = Int32GetDatum(copy.pass);
 			nulls[c++] = false;
+			Assert(c == FIRST_FIGURE_COLUMN);
+			values[PROGRESS_COLUMNS - 2] = TimestampTzGetDatum(copy.started);
+			nulls[PROGRESS_COLUMNS - 2] = false;
+			values[PROGRESS_COLUMNS - 1] = TimestampTzGetDatum(copy.phase_started);
+			nulls[PROGRESS_COLUMNS - 1] = false;
+		}
+		if (may_see_figures(copy.owner))
+		{
 			values[c] = Int64GetDatum((int64) (rows_done / copy.calls_per_row));
 			nulls[c++] = false;
 			values[c] = Int64GetDatum(copy.rows_total);
@@ -356,10 +425,6 @@ unlearn_progress(PG_FUNCTION_ARGS)
 			nulls[c++] = copy.classes == 0;
 			values[c] = Float8GetDatum(copy.gradient_norm);
 			nulls[c++] = isnan(copy.gradient_norm);
-			values[c] = TimestampTzGetDatum(copy.started);
-			nulls[c++] = false;
-			values[c] = TimestampTzGetDatum(copy.phase_started);
-			nulls[c++] = false;
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -86,7 +86,7 @@ typedef struct TrainingScan
 	int			passes;
 	int64		rows;			/* rows the last pass read */
 	bool		verbose;
-	bool		reports;		/* began the backend's progress report */
+	int			reports;		/* progress_begin's answer */
 } TrainingScan;
 
 /* distinct labels of a classifier's rows, with their row counts */
@@ -164,8 +164,7 @@ scan_end(TrainingScan *scan)
 {
 	leave_extension_context(&scan->ctx);
 	UnregisterSnapshot(scan->snapshot);
-	if (scan->reports)
-		progress_end();
+	progress_end(scan->reports);
 }
 
 /*
@@ -185,6 +184,7 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 	char	   *nulls = palloc(sizeof(char) * nargs);
 	SPIPlanPtr	plan;
 	TimestampTz start = GetCurrentTimestamp();
+	bool		threads;
 	int			ret;
 
 	types[PARAM_DECLARED - 1] = TEXTARRAYOID;
@@ -208,8 +208,10 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 	if (plan == NULL)
 		elog(ERROR, "unlearn: could not plan a training pass of model \"%s\": %s",
 			 m->name, SPI_result_code_string(SPI_result));
+	threads = linalg_parallel(false);
 	ret = SPI_execute_snapshot(plan, values, nulls, scan->snapshot, InvalidSnapshot,
 							   true, false, 0);
+	linalg_parallel(threads);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "unlearn: a training pass of model \"%s\" failed: %s",
 			 m->name, SPI_result_code_string(ret));

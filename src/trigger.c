@@ -1016,10 +1016,11 @@ same_oid_arrays(Datum a, Datum b)
  * TABLE ... PARTITION OF, ATTACH, DETACH, DROP of a partition) gains its
  * rows or loses them without a DML statement: its new partitions get the
  * triggers, and its models retrain on its rows (or rest, with too few),
- * so that each model reflects exactly the table again.
+ * so that each model reflects exactly the table again; a model whose
+ * owner may no longer read the table is suspended and counts the rows.
  */
 static void
-sync_partition_sets(void)
+sync_partition_sets(Oid caller)
 {
 	List	   *sources = NIL;
 	ListCell   *lc;
@@ -1057,6 +1058,18 @@ sync_partition_sets(void)
 
 			if (m == NULL)
 				continue;
+			if (!model_owner_may_read(m))
+			{
+				/* no weights from rows its owner may not read: counts only */
+				int64		skipped;
+
+				suspend_if_owner_may_not_read(m, caller);
+				m->rows = model_row_count(m, &skipped);
+				m->skipped = skipped;
+				catalog_update_model(m);
+				catalog_ledger(m, "repartition", 0, 0, m->spent, false);
+				continue;
+			}
 			retrain_or_rest(m, false, "The partitions of its table changed.");
 			m->retrains++;
 			m->retrained_now = true;
@@ -1200,7 +1213,7 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	}
 	if (!unlearn_changing_triggers)
 	{
-		sync_partition_sets();
+		sync_partition_sets(ctx.caller);
 		check_triggers_intact("", true);
 	}
 	leave_extension_context(&ctx);
@@ -1225,7 +1238,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	refuse_inheritance_children();
 	refuse_retyped_columns();
-	sync_partition_sets();
+	sync_partition_sets(ctx.caller);
 	/* the trained tables (roots) the commands touched, directly or through a partition */
 	if (SPI_execute("SELECT DISTINCT m.source::pg_catalog.oid FROM pg_catalog.pg_event_trigger_ddl_commands() c "
 					"JOIN unlearn.models m ON m.source = c.objid "

@@ -241,7 +241,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	Oid			relid;
 	bool		replace;
 	bool		verbose;
-	bool		reports;
+	int			reports;
 	int			i;
 	ExtensionContext ctx;
 
@@ -397,8 +397,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	if (old != NULL && old->source != relid)
 		catalog_detach_triggers_if_unused(old->source);
 	catalog_ledger(m, "train", 0, m->rows, m->spent, true);
-	if (reports)
-		progress_end();
+	progress_end(reports);
 	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -410,7 +409,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		verbose = PG_GETARG_BOOL(1);
 	UnlearnModel *m;
-	bool		reports;
+	int			reports;
 	ExtensionContext ctx;
 
 	state_store_require();
@@ -430,8 +429,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	m->retrained_now = true;
 	catalog_update_model(m);
 	catalog_ledger(m, "retrain", 0, 0, m->spent, true);
-	if (reports)
-		progress_end();
+	progress_end(reports);
 	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -222,7 +222,7 @@ model_point_matrices(UnlearnModel *m, double *matrices)
 
 /* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
 extern void linalg_init(void);
-extern void linalg_parallel(bool on);
+extern bool linalg_parallel(bool on);
 extern int	linalg_threads(void);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
@@ -606,13 +606,16 @@ extern void catalog_clear_queue(const char *name);
 
 /* progress.c: what long work reports to unlearn.progress */
 extern void progress_init(void);
-extern bool progress_begin(const char *command, const char *model, Oid owner, Oid relid);
-extern void progress_end(void);
+#define PROGRESS_BEGAN 1
+#define PROGRESS_JOINED 2
+#define PROGRESS_SILENT 3
+extern int	progress_begin(const char *command, const char *model, Oid owner, Oid relid);
+extern void progress_end(int began);
 extern void progress_phase(const char *phase, int pass, int calls_per_row, int64 rows_total);
 extern void progress_pass_done(int64 rows);
 extern void progress_iteration(int iteration, int classes, int classes_done,
 							   double gradient_norm);
-extern void progress_count_row(void);
+extern void progress_count_row(const char *model, int len);
 
 /* worker.c */
 extern void worker_init(void);

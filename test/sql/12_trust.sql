@@ -204,6 +204,29 @@ DELETE FROM tr_pred WHERE id = 1;
 RESET ROLE;
 SELECT operation FROM unlearn.ledger WHERE model = 'tr_pred_model' ORDER BY id;
 
+-- a model whose owner lost SELECT stays suspended when the table owner
+-- adds a partition: the repartition counts the rows and trains nothing
+GRANT CREATE ON SCHEMA public TO tr_victim;
+SET ROLE tr_victim;
+CREATE TABLE tr_parts (id int, y boolean, x float8[]) PARTITION BY RANGE (id);
+CREATE TABLE tr_parts_1 PARTITION OF tr_parts FOR VALUES FROM (0) TO (10000);
+INSERT INTO tr_parts SELECT g, g % 3 = 0, ARRAY[sin(g), cos(g * 1.7)] FROM generate_series(1, 300) g;
+GRANT SELECT, DELETE, TRIGGER ON tr_parts TO tr_attacker;
+RESET ROLE;
+SET ROLE tr_attacker;
+SELECT model FROM unlearn_train('tr_parts_model', 'tr_parts', 'y', '{x}', sigma => 100);
+RESET ROLE;
+SET ROLE tr_victim;
+REVOKE SELECT ON tr_parts FROM tr_attacker;
+DELETE FROM tr_parts WHERE id = 1;
+CREATE TABLE tr_parts_2 PARTITION OF tr_parts FOR VALUES FROM (10000) TO (20000);
+INSERT INTO tr_parts_2 SELECT g, g % 2 = 0, ARRAY[sin(g), cos(g)] FROM generate_series(10000, 10009) g;
+RESET ROLE;
+SELECT state, rows, coef IS NULL AS no_weights FROM unlearn.models WHERE model = 'tr_parts_model';
+SELECT operation, retrained FROM unlearn.ledger WHERE model = 'tr_parts_model' ORDER BY id;
+DROP TABLE tr_parts;
+REVOKE CREATE ON SCHEMA public FROM tr_victim;
+
 SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'tr\_%' ORDER BY model;
 DROP TABLE tr_secret, tr_own, tr_enum, tr_dates, tr_float, tr_nan, tr_pred;
 DROP FUNCTION tr_probe(int);
