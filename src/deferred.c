@@ -309,12 +309,8 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	m = palloc0(sizeof(UnlearnModel));
-	m->name = name;
-	catalog_model_identity(name, false, false, &m->owner, &m->source);
-	check_model_or_table_owner(m, ctx.caller,
-							   "The owner of a table can apply the queued changes of every model trained on it.");
-	lock_source(m->source);
+	(void) lock_source_for_owners(name, ctx.caller,
+								  "The owner of a table can apply the queued changes of every model trained on it.");
 	m = load_model_for_change(name, false);
 	if (m == NULL)
 	{

@@ -207,7 +207,7 @@ report_pass(const NewtonProblem *np, const ClassIterate *its)
 		else
 			largest_iterating = Max(largest_iterating, norm);
 	}
-	np->report(np->arg, iteration, np->nclasses, done,
+	np->report(iteration, np->nclasses, done,
 			   done < np->nclasses ? largest_iterating : largest);
 }
 

@@ -55,7 +55,9 @@
 /* rows a backend counts locally before adding them to the slot */
 #define PROGRESS_ROW_BATCH 1024
 #define PROGRESS_COLUMNS 16
-#define FIRST_FIGURE_COLUMN 8	/* rows_done: the columns from here depend on rows */
+/* rows_done to gradient_norm: the columns that depend on the rows */
+#define FIRST_FIGURE_COLUMN 8
+#define LAST_FIGURE_COLUMN 13
 
 typedef struct ProgressSlot
 {
@@ -222,8 +224,8 @@ int
 progress_begin(const char *command, const char *model, Oid owner, Oid relid)
 {
 	ProgressSlot *slot = slot_of(MyBackendId);
-	TimestampTz now = GetCurrentTimestamp();
 	int			len = strlen(model);
+	TimestampTz now;
 
 	if (silent_depth > 0 ||
 		(my_slot != NULL && (my_slot->owner != owner || my_slot->relid != relid ||
@@ -235,6 +237,7 @@ progress_begin(const char *command, const char *model, Oid owner, Oid relid)
 	}
 	if (slot == NULL || my_slot != NULL)
 		return PROGRESS_JOINED;
+	now = GetCurrentTimestamp();
 	pg_atomic_write_u64(&slot->rows_done, 0);
 	SpinLockAcquire(&slot->mutex);
 	slot->in_use = true;
@@ -377,7 +380,8 @@ unlearn_progress(PG_FUNCTION_ARGS)
 		Datum		values[PROGRESS_COLUMNS];
 		bool		nulls[PROGRESS_COLUMNS];
 		uint64		rows_done;
-		int			c = 0;
+		bool		figures;
+		int			c;
 
 		SpinLockAcquire(&slots[i].mutex);
 		memcpy(&copy, &slots[i], offsetof(ProgressSlot, rows_done));
@@ -385,46 +389,34 @@ unlearn_progress(PG_FUNCTION_ARGS)
 		if (!copy.in_use)
 			continue;
 		rows_done = pg_atomic_read_u64(&slots[i].rows_done);
+		figures = may_see_figures(copy.owner);
 		memset(nulls, true, sizeof(nulls));
-		values[c] = Int32GetDatum(copy.pid);
-		nulls[c++] = false;
-		values[c] = ObjectIdGetDatum(copy.database);
-		nulls[c++] = false;
-		if (may_see_figures(copy.owner) ||
-			has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		values[0] = Int32GetDatum(copy.pid);
+		values[1] = ObjectIdGetDatum(copy.database);
+		values[2] = ObjectIdGetDatum(copy.role);
+		values[3] = CStringGetTextDatum(copy.model);
+		values[4] = ObjectIdGetDatum(copy.relid);
+		values[5] = CStringGetTextDatum(copy.command);
+		values[6] = CStringGetTextDatum(copy.phase);
+		values[7] = Int32GetDatum(copy.pass);
+		values[8] = Int64GetDatum((int64) (rows_done / copy.calls_per_row));
+		values[9] = Int64GetDatum(copy.rows_total);
+		values[10] = Int32GetDatum(copy.iteration);
+		values[11] = Int32GetDatum(copy.classes);
+		values[12] = Int32GetDatum(copy.classes_done);
+		values[13] = Float8GetDatum(copy.gradient_norm);
+		values[14] = TimestampTzGetDatum(copy.started);
+		values[15] = TimestampTzGetDatum(copy.phase_started);
+		nulls[0] = nulls[1] = false;
+		if (figures || has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+			for (c = 2; c < PROGRESS_COLUMNS; c++)
+				nulls[c] = c >= FIRST_FIGURE_COLUMN && c <= LAST_FIGURE_COLUMN;
+		if (figures)
 		{
-			values[c] = ObjectIdGetDatum(copy.role);
-			nulls[c++] = false;
-			values[c] = CStringGetTextDatum(copy.model);
-			nulls[c++] = false;
-			values[c] = ObjectIdGetDatum(copy.relid);
-			nulls[c++] = false;
-			values[c] = CStringGetTextDatum(copy.command);
-			nulls[c++] = false;
-			values[c] = CStringGetTextDatum(copy.phase);
-			nulls[c++] = false;
-			values[c] = Int32GetDatum(copy.pass);
-			nulls[c++] = false;
-			Assert(c == FIRST_FIGURE_COLUMN);
-			values[PROGRESS_COLUMNS - 2] = TimestampTzGetDatum(copy.started);
-			nulls[PROGRESS_COLUMNS - 2] = false;
-			values[PROGRESS_COLUMNS - 1] = TimestampTzGetDatum(copy.phase_started);
-			nulls[PROGRESS_COLUMNS - 1] = false;
-		}
-		if (may_see_figures(copy.owner))
-		{
-			values[c] = Int64GetDatum((int64) (rows_done / copy.calls_per_row));
-			nulls[c++] = false;
-			values[c] = Int64GetDatum(copy.rows_total);
-			nulls[c++] = copy.rows_total < 0;
-			values[c] = Int32GetDatum(copy.iteration);
-			nulls[c++] = copy.classes == 0;
-			values[c] = Int32GetDatum(copy.classes);
-			nulls[c++] = copy.classes == 0;
-			values[c] = Int32GetDatum(copy.classes_done);
-			nulls[c++] = copy.classes == 0;
-			values[c] = Float8GetDatum(copy.gradient_norm);
-			nulls[c++] = isnan(copy.gradient_norm);
+			nulls[8] = false;
+			nulls[9] = copy.rows_total < 0;
+			nulls[10] = nulls[11] = nulls[12] = copy.classes == 0;
+			nulls[13] = isnan(copy.gradient_norm);
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -232,13 +232,6 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 	pfree(nulls);
 }
 
-/* the report of newton.c after each pass, into unlearn.progress */
-static void
-report_newton(void *arg, int iteration, int classes, int classes_done, double gradient_norm)
-{
-	progress_iteration(iteration, classes, classes_done, gradient_norm);
-}
-
 /* add rows of a label to the set, merging labels of one canonical text */
 static void
 add_label(UnlearnModel *m, LabelSet *set, char *label, double value, int64 rows)
@@ -774,7 +767,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	np.warning_level = MODEL_WARNING(m);
 	np.verbose = verbose;
 	np.evaluate = hessian_pass;
-	np.report = report_newton;
+	np.report = progress_iteration;
 	np.arg = &scan;
 	newton_fit(&np, m->coef, m->anchor, m->factor, m->weight_sum, m->class_spent);
 	if (scan.rows != n)

@@ -193,6 +193,24 @@ lock_source(Oid relid)
 		elog(ERROR, "could not lock the source table");
 }
 
+/*
+ * The owner and source of model name (read without its definition, so a
+ * model with a corrupt one qualifies), once caller is checked to own the
+ * model or its table (hint: what the table's owner may do) and the table
+ * is locked (lock_source).
+ */
+UnlearnModel *
+lock_source_for_owners(const char *name, Oid caller, const char *hint)
+{
+	UnlearnModel *m = palloc0(sizeof(UnlearnModel));
+
+	m->name = pstrdup(name);
+	catalog_model_identity(name, false, false, &m->owner, &m->source);
+	check_model_or_table_owner(m, caller, hint);
+	lock_source(m->source);
+	return m;
+}
+
 /* tables a model can be trained on, and kept exact */
 static void
 check_source_table(Oid relid, bool deferred)
@@ -445,13 +463,8 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	/* owner and source only: a model with a corrupt definition can be dropped */
-	m = palloc0(sizeof(UnlearnModel));
-	m->name = name;
-	catalog_model_identity(name, false, false, &m->owner, &m->source);
-	check_model_or_table_owner(m, ctx.caller,
+	m = lock_source_for_owners(name, ctx.caller,
 							   "The owner of a table can drop every model trained on it.");
-	lock_source(m->source);
 	catalog_model_identity(name, true, false, &m->owner, &m->source);
 	catalog_delete_model(name);
 	catalog_detach_triggers_if_unused(m->source);

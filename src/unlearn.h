@@ -316,7 +316,7 @@ typedef struct NewtonProblem
 	PassOracle	evaluate;
 	/* optional: called after each pass with the largest iteration count
 	 * and gradient norm of the classes still iterating */
-	void		(*report) (void *arg, int iteration, int classes, int classes_done,
+	void		(*report) (int iteration, int classes, int classes_done,
 						   double gradient_norm);
 	void	   *arg;
 } NewtonProblem;
@@ -624,5 +624,6 @@ extern void worker_note_change(UnlearnModel *m, double spent_before);
 /* unlearn.c */
 extern bool unlearn_changing_triggers;
 extern void lock_source(Oid relid);
+extern UnlearnModel *lock_source_for_owners(const char *name, Oid caller, const char *hint);
 
 #endif							/* UNLEARN_H */
