@@ -259,7 +259,7 @@ LEFT JOIN pg_catalog.pg_database d ON d.oid = p.datid;
 GRANT SELECT ON unlearn.progress TO PUBLIC;
 COMMENT ON VIEW unlearn.progress IS 'one line per session training, retraining or re-anchoring a model now: the phase, the pass over the table, the rows it has read, Newton''s iteration and gradient norm; the figures that depend on the rows are shown to the model owner''s roles only, the model, table, command, phase and times also to pg_read_all_stats, and the pid and database to every role';
 COMMENT ON COLUMN unlearn.progress.command IS 'training (unlearn_train), retraining (unlearn_retrain, or a retrain after a change), re-anchoring, or class census (a model that releases nothing lists its classes)';
-COMMENT ON COLUMN unlearn.progress.phase IS 'waiting for table lock, census, column moments, gradient and Hessian (a Newton pass), or Gram matrix';
+COMMENT ON COLUMN unlearn.progress.phase IS 'waiting for table lock, census, column moments, gradient and Hessian (a Newton pass), gradient (a pass whose Hessian would not be used), or Gram matrix';
 COMMENT ON COLUMN unlearn.progress.rows_done IS 'rows of the model the current pass has read so far, counted by the backend and its parallel workers in batches of 1024 (none during the census)';
 COMMENT ON COLUMN unlearn.progress.rows_total IS 'rows the model reflects, known after the census (the passes read exactly these)';
 COMMENT ON COLUMN unlearn.progress.gradient_norm IS 'after each Newton pass: the largest gradient norm of the classes still iterating (of all classes once none is)';
@@ -606,6 +606,13 @@ CREATE AGGREGATE unlearn._pass_hessian(x float8[], y float8, w float8[], loss te
 	SFUNC = unlearn._stats_hessian_add, STYPE = unlearn.stats,
 	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
 COMMENT ON AGGREGATE unlearn._pass_hessian(float8[], float8, float8[], text) IS 'internal to training passes: unlearn_gradient_hessian_state';
+CREATE FUNCTION unlearn._array_shape(anyarray) RETURNS int4
+AS 'MODULE_PATHNAME', 'unlearn_array_shape' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._array_shape(anyarray) IS 'internal to training passes: -1 for a one-dimensional array with a null element, else the length of its first dimension (0 if empty)';
+CREATE AGGREGATE unlearn._pass_gradient(x float8[], y float8, w float8[], loss text) (
+	SFUNC = unlearn._stats_gradient_add, STYPE = unlearn.stats,
+	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE unlearn._pass_gradient(float8[], float8, float8[], text) IS 'internal to training passes: unlearn_loss_gradient_state';
 CREATE AGGREGATE unlearn._pass_gram(x float8[]) (
 	SFUNC = unlearn._stats_gram_add, STYPE = unlearn.stats,
 	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);

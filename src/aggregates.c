@@ -215,6 +215,14 @@ stats_arg(FunctionCallInfo fcinfo, int argno)
 	return s;
 }
 
+/* whether a is the float8[] of the p values v */
+static bool
+same_vector(ArrayType *a, const double *v, int p)
+{
+	return ARR_NDIM(a) == 1 && !ARR_HASNULL(a) && ARR_ELEMTYPE(a) == FLOAT8OID &&
+		ARR_DIMS(a)[0] == p && memcmp(ARR_DATA_PTR(a), v, sizeof(double) * p) == 0;
+}
+
 /* a float8[] argument of p finite values (p < 0: any length, set) */
 static const double *
 vector_arg(ArrayType *a, int *p, const char *what)
@@ -501,7 +509,11 @@ add_row(FunctionCallInfo fcinfo, int kind, const char *fn)
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("y must be %s", loss == LOSS_LOGISTIC ? "-1 or 1 for the logistic loss" : "finite")));
 	p = s == NULL ? -1 : s->p;
-	w = vector_arg(PG_GETARG_ARRAYTYPE_P(3), &p, "w");
+	if (s != NULL && s->kind == kind && s->loss == (int32) loss &&
+		same_vector(PG_GETARG_ARRAYTYPE_P(3), stats_w(s), p))
+		w = stats_w(s);			/* checked finite when the state began */
+	else
+		w = vector_arg(PG_GETARG_ARRAYTYPE_P(3), &p, "w");
 	x = vector_arg(PG_GETARG_ARRAYTYPE_P(1), &p, "x");
 	if (s == NULL)
 		s = start_state(aggcontext, kind, loss, p, w, &b);

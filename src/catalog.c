@@ -251,7 +251,8 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * read grants), 5 for 0.5.0 (no feature expressions), 6 for 0.6.0 and
  * 0.7.0 (no intercept scaling, an octave spread grid), 7 for 0.8.0 (no
  * declared classes), 8 for 0.9.0 (no training passes), 9 for 0.10.0 (no
- * deferred removal), 10 from 0.11.0.
+ * deferred removal), 10 for 0.11.0 and 0.12.0 (no gradient-only pass), 11
+ * from 0.13.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -282,7 +283,16 @@ catalog_level(void)
 									   3, row_x_args, true)))
 			return 8;
 	}
-	return get_attnum(models, "removal") == InvalidAttrNumber ? 9 : 10;
+	if (get_attnum(models, "removal") == InvalidAttrNumber)
+		return 9;
+	{
+		Oid			pass_args[4] = {FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID};
+
+		if (!OidIsValid(LookupFuncName(list_make2(makeString("unlearn"), makeString("_pass_gradient")),
+									   4, pass_args, true)))
+			return 10;
+	}
+	return 11;
 }
 
 /*
@@ -293,6 +303,17 @@ bool
 catalog_has_training_passes(void)
 {
 	return catalog_level() >= 9;
+}
+
+/*
+ * whether the catalog has the gradient-only pass unlearn._pass_gradient and
+ * the census's unlearn._array_shape (0.13.0 on); before, every Newton pass
+ * takes the Hessian and the census reads an array once per expression
+ */
+bool
+catalog_has_lean_passes(void)
+{
+	return catalog_level() >= 11;
 }
 
 /* whether the catalog has deferred removal (0.11.0 on) */

@@ -77,6 +77,9 @@ map_row(const RowMap *map, double *row)
 	double		divisor;
 	int			j;
 
+	/* (x_j - c_j) / s_j is computed as (x_j - c_j) * (1 / s_j) */
+	double		pooled_inverse = map->pooled && map->centre != NULL ? 1.0 / map->spread[0] : 0.0;
+
 	for (j = 0; j < map->dims; j++)
 	{
 		double		z = row[j];
@@ -85,7 +88,7 @@ map_row(const RowMap *map, double *row)
 		{
 			int			c = map->pooled ? 0 : j;
 
-			z = (z - map->centre[c]) / map->spread[c];
+			z = (z - map->centre[c]) * (map->pooled ? pooled_inverse : 1.0 / map->spread[c]);
 			if (!(z <= Z_MAX))
 				z = Z_MAX;
 			else if (!(z >= -Z_MAX))
@@ -96,18 +99,29 @@ map_row(const RowMap *map, double *row)
 	}
 	if (map->intercept)
 		row[map->dims] = map->intercept_scaling;
-	/* ||z|| scaled by its largest entry, so that no square overflows */
+	/*
+	 * ||z|| scaled by its largest entry, so that no square overflows; one
+	 * division each, the loops multiply
+	 */
 	if (largest > 0)
+	{
+		double		inverse = 1.0 / largest;
+
 		for (j = 0; j < p; j++)
 		{
-			double		t = row[j] / largest;
+			double		t = row[j] * inverse;
 
 			sum += t * t;
 		}
+	}
 	divisor = Max(map->scale, largest * sqrt(sum));
 	if (divisor > 0)
+	{
+		double		inverse = 1.0 / divisor;
+
 		for (j = 0; j < p; j++)
-			row[j] /= divisor;
+			row[j] *= inverse;
+	}
 }
 
 double

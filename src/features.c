@@ -23,8 +23,14 @@
 void
 check_feature_values(const double *raw, int d, const char *model)
 {
+	double		probe = 0.0;
 	int			j;
 
+	/* x * 0 is 0 for a finite x and NaN for an infinite or NaN one */
+	for (j = 0; j < d; j++)
+		probe += raw[j] * 0.0;
+	if (probe == 0.0)
+		return;
 	for (j = 0; j < d; j++)
 	{
 		if (isnan(raw[j]))

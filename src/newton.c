@@ -9,15 +9,28 @@
  *
  * Each class starts at w = 0 and iterates
  *
- *	 w <- w - t H(w)^{-1} g(w),   t = 1, 1/2, ... until Armijo holds,
+ *	 w <- w - t H^{-1} g(w),   t = 1, 1/2, ... until Armijo holds,
  *
- * evaluating the trial point's loss, gradient and Hessian in the next
- * pass, so an accepted step costs one pass.  The anchor w0 is the point
- * before the last accepted step, with its Hessian, as Algorithm 1's
- * solution is one Newton step from where its Hessian was taken: the
- * released w is then never stored as w0, so the removal state holds no
- * released version of the weights (test 004_raw_pages), and the
- * stale-Hessian term of removal's bounds covers w != w0.
+ * evaluating the trial point's loss and gradient in the next pass, so an
+ * accepted step costs one pass.  H is H(w) where that pass also took the
+ * Hessian (a Newton step), else H(w0) of the anchor w0 (a chord step).
+ * The anchor is the last point before w whose Hessian was taken, with
+ * that Hessian, as Algorithm 1's solution is one Newton step from where
+ * its Hessian was taken: the released w is then never stored as w0, so
+ * the removal state holds no released version of the weights (test
+ * 004_raw_pages), and the stale-Hessian term of removal's bounds covers w
+ * != w0.
+ *
+ * Which passes take the Hessian.  A pass with the Hessian costs O(n p^2),
+ * one with the gradient alone O(n p).  A trial point's pass takes the
+ * Hessian unless that point is expected to be the last, or chord steps
+ * are converging: after a Newton step, when the residual is at most
+ * CHORD_RELATIVE of its norm at w = 0, or when the quadratic model
+ * r_next = r (r / r_previous)^2 expects a stop; after a chord step, when
+ * it cut the residual by CHORD_CONTRACTION at least.  The squared loss's
+ * Hessian does not depend on w: only its first pass takes it.  The last
+ * point's Hessian is never used (the anchor is a point before it), so a
+ * training whose last pass has the gradient alone saves that much.
  *
  * Stopping.  The certificate needs only the training residual u_0 =
  * ||grad L_b(w)|| to fit in the budget eps', and it is spent from the
@@ -74,25 +87,33 @@
 #define ROUNDING_FLOOR_FRACTION 0.01
 /* relative slack for sums computed in floating point (loss, l'' bounds) */
 #define SUM_SLACK 1e-12
+/* below this relative residual, the next points are taken without their Hessian */
+#define CHORD_RELATIVE 1e-4
+/* chord steps go on while each cuts the residual at least this much */
+#define CHORD_CONTRACTION 0.25
 
 typedef struct ClassIterate
 {
 	double	   *w;				/* the accepted point */
 	double	   *g;				/* grad L_b at w */
-	double	   *factor;			/* lower Cholesky factor of H(w), full */
 	double		objective;		/* L_b(w) */
 	double		residual;		/* certified ||grad L_b(w)|| */
 	double		allowance;		/* its rounding part */
 	double		weight_bound;	/* upper bound on sum l''(w.x_i) */
 	double		previous;		/* residual one accepted step before */
-	double		last_step;		/* ||w - w0||, the last accepted step */
 	double		g0norm;
-	double	   *anchor;			/* the accepted point before w: w0 */
+	bool		fresh;			/* factor is H(w)'s: w's pass took the Hessian */
+	bool		chord;			/* w was reached by a chord step */
+	double	   *factor;			/* lower Cholesky factor of H(w), full, if fresh */
+	bool		has_anchor;
+	double	   *anchor;			/* w0, the last point before w with a Hessian */
 	double	   *anchor_factor;	/* and its factor */
 	double		anchor_weight_bound;
+	double		anchor_distance;	/* ||w - w0|| */
 	double	   *step;			/* H^{-1} g at w */
 	double		t;				/* step length of the pending trial */
 	double	   *trial;
+	bool		trial_hessian;	/* the trial's pass takes the Hessian */
 	bool		done;
 	int			iterations;
 } ClassIterate;
@@ -130,13 +151,13 @@ weight_sum_bound(UnlearnLoss loss, const PassTerms *terms)
 }
 
 /*
- * Fill a class's objective, gradient, residual and Hessian factor at w
- * from the oracle's data terms.  Returns false if H is not positive
- * definite.
+ * Fill a class's objective, gradient and residual at w from the oracle's
+ * data terms, and with_hessian the Hessian's factor into it->factor.
+ * Returns false if H is not positive definite.
  */
 static bool
 take_point(const NewtonProblem *np, int k, const double *w, const PassTerms *terms,
-		   ClassIterate *it)
+		   bool with_hessian, ClassIterate *it)
 {
 	int			p = np->p;
 	const double *b = np->noise + (Size) k * p;
@@ -152,6 +173,8 @@ take_point(const NewtonProblem *np, int k, const double *w, const PassTerms *ter
 	it->allowance = gradient_allowance(np->loss, terms, np->reg, w, b, p);
 	it->residual = vec_norm(it->g, p) + it->allowance;
 	it->weight_bound = weight_sum_bound(np->loss, terms);
+	if (!with_hessian)
+		return true;
 	full_from_packed(terms->hessian, p, it->factor);
 	for (j = 0; j < p; j++)
 		it->factor[(Size) j * p + j] += np->reg;
@@ -216,16 +239,44 @@ static bool
 converged(const NewtonProblem *np, const ClassIterate *it)
 {
 	return (it->residual <= np->target && it->residual <= TARGET_RELATIVE_CAP * it->g0norm &&
-			it->last_step <= TARGET_STEP_CAP) ||
+			it->anchor_distance <= TARGET_STEP_CAP) ||
 		it->residual <= RELATIVE_TOLERANCE * it->g0norm ||
 		it->iterations >= MAX_NEWTON_ITERATIONS ||
-		(it->iterations >= 2 && it->residual > 0.5 * it->previous &&
+		(it->iterations >= 2 && !it->chord && it->residual > 0.5 * it->previous &&
 		 it->residual <= STALL_TOLERANCE * it->g0norm) ||
 		(it->iterations >= 1 &&
 		 it->residual - it->allowance <= ROUNDING_FLOOR_FRACTION * it->allowance);
 }
 
-/* the Newton direction H^{-1} g at the accepted point, and a full step */
+/*
+ * Whether the next trial's pass should take the Hessian (see "Which
+ * passes take the Hessian").
+ */
+static bool
+trial_needs_hessian(const NewtonProblem *np, const ClassIterate *it)
+{
+	double		stop,
+				ratio;
+
+	if (np->loss == LOSS_SQUARED)
+		return false;
+	if (!it->fresh)
+		return !(it->residual <= CHORD_CONTRACTION * it->previous);
+	if (it->residual <= CHORD_RELATIVE * it->g0norm)
+		return false;
+	if (it->iterations == 0)
+		return true;
+	/* the residual a stopping rule accepts, and the model's next one */
+	stop = Max(RELATIVE_TOLERANCE * it->g0norm,
+			   Min(np->target, TARGET_RELATIVE_CAP * it->g0norm));
+	ratio = it->residual / it->previous;
+	return !(it->residual * ratio * ratio <= stop);
+}
+
+/*
+ * The direction H^{-1} g at the accepted point (a Newton step if its
+ * Hessian was taken, else a chord step with the anchor's), and a full step
+ */
 static void
 start_step(const NewtonProblem *np, ClassIterate *it)
 {
@@ -233,12 +284,63 @@ start_step(const NewtonProblem *np, ClassIterate *it)
 	lapack_int	info;
 
 	memcpy(it->step, it->g, sizeof(double) * p);
-	info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', p, 1, it->factor, p, it->step, p);
+	info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', p, 1,
+						  it->fresh ? it->factor : it->anchor_factor, p, it->step, p);
 	if (info != 0)
 		elog(ERROR, "LAPACKE_dpotrs failed: %d", (int) info);
 	it->t = 1.0;
+	it->trial_hessian = trial_needs_hessian(np, it);
 	memcpy(it->trial, it->w, sizeof(double) * p);
 	cblas_daxpy(p, -1.0, it->step, 1, it->trial, 1);
+}
+
+/*
+ * Accept the trial point, taken into candidate (its factor in *spare if
+ * its pass took the Hessian): the point before becomes the anchor if its
+ * Hessian was taken, and the factor buffers trade places.
+ */
+static void
+accept_trial(const NewtonProblem *np, ClassIterate *it, const ClassIterate *candidate,
+			 double **spare)
+{
+	int			p = np->p;
+	bool		chord = !it->fresh;
+	double		distance = 0.0;
+	double	   *swap;
+	int			j;
+
+	if (it->fresh)
+	{
+		memcpy(it->anchor, it->w, sizeof(double) * p);
+		swap = it->anchor_factor;
+		it->anchor_factor = it->factor;
+		it->factor = swap;
+		it->anchor_weight_bound = it->weight_bound;
+		it->has_anchor = true;
+	}
+	it->previous = it->residual;
+	memcpy(it->w, candidate->w, sizeof(double) * p);
+	memcpy(it->g, candidate->g, sizeof(double) * p);
+	it->objective = candidate->objective;
+	it->residual = candidate->residual;
+	it->allowance = candidate->allowance;
+	it->weight_bound = candidate->weight_bound;
+	it->fresh = it->trial_hessian;
+	it->chord = chord;
+	if (it->fresh)
+	{
+		swap = it->factor;
+		it->factor = *spare;
+		*spare = swap;
+	}
+	for (j = 0; j < p; j++)
+	{
+		double		d = it->w[j] - it->anchor[j];
+
+		distance += d * d;
+	}
+	it->anchor_distance = sqrt(distance);
+	it->iterations++;
 }
 
 /*
@@ -256,11 +358,16 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 	ClassIterate *its = palloc0(sizeof(ClassIterate) * K);
 	int		   *which = palloc(sizeof(int) * K);
 	const double **points = palloc(sizeof(double *) * K);
+	bool	   *hessian = palloc(sizeof(bool) * K);
 	PassTerms  *terms = palloc0(sizeof(PassTerms) * K);
-	double	   *trial_factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	ClassIterate candidate;
+	double	   *spare = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 	int			k,
 				count;
 
+	memset(&candidate, 0, sizeof(candidate));
+	candidate.w = palloc(sizeof(double) * p);
+	candidate.g = palloc(sizeof(double) * p);
 	for (k = 0; k < K; k++)
 	{
 		ClassIterate *it = &its[k];
@@ -269,22 +376,26 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 		it->g = palloc(sizeof(double) * p);
 		it->step = palloc(sizeof(double) * p);
 		it->trial = palloc0(sizeof(double) * p);
+		it->anchor = palloc0(sizeof(double) * p);
 		it->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+		it->anchor_factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 		which[k] = k;
 		points[k] = it->trial;
+		hessian[k] = true;
 		terms[k].gradient = palloc(sizeof(double) * p);
 		terms[k].hessian = MemoryContextAllocHuge(CurrentMemoryContext,
 												  sizeof(double) * PACKED_SIZE(p));
 	}
 
-	/* the first pass, at w = 0 */
-	np->evaluate(np->arg, K, which, points, terms);
+	/* the first pass, at w = 0, takes the Hessian */
+	np->evaluate(np->arg, K, which, points, hessian, terms);
 	for (k = 0; k < K; k++)
 	{
 		ClassIterate *it = &its[k];
 
-		if (!take_point(np, k, it->trial, &terms[k], it))
+		if (!take_point(np, k, it->trial, &terms[k], true, it))
 			not_positive_definite(np);
+		it->fresh = true;
 		it->g0norm = Max(it->residual - it->allowance, DBL_MIN);
 		report_iteration(np, k, it);
 		it->done = converged(np, it);
@@ -301,50 +412,31 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 			{
 				which[count] = k;
 				points[count] = its[k].trial;
+				hessian[count] = its[k].trial_hessian;
 				count++;
 			}
 		if (count == 0)
 			break;
 		CHECK_FOR_INTERRUPTS();
-		np->evaluate(np->arg, count, which, points, terms);
+		np->evaluate(np->arg, count, which, points, hessian, terms);
 		for (count = 0, k = 0; k < K; k++)
 		{
 			ClassIterate *it = &its[k];
 			PassTerms  *tk;
-			double		slope,
-						trial_objective;
-			ClassIterate trial;
+			double		slope;
 
 			if (it->done)
 				continue;
 			tk = &terms[count++];
-			/* the trial point, taken into a scratch iterate */
-			trial = *it;
-			trial.w = palloc(sizeof(double) * p);
-			trial.g = palloc(sizeof(double) * p);
-			trial.factor = trial_factor;
-			if (!take_point(np, k, it->trial, tk, &trial))
+			/* the trial point, taken into the candidate */
+			candidate.factor = spare;
+			if (!take_point(np, k, it->trial, tk, it->trial_hessian, &candidate))
 				not_positive_definite(np);
-			trial_objective = trial.objective;
 			slope = cblas_ddot(p, it->g, 1, it->step, 1);
-			if (trial_objective <= it->objective - 1e-4 * it->t * slope ||
-				(it->t == 1.0 && trial_objective <= it->objective + 1e-13 * fabs(it->objective)))
+			if (candidate.objective <= it->objective - 1e-4 * it->t * slope ||
+				(it->t == 1.0 && candidate.objective <= it->objective + 1e-13 * fabs(it->objective)))
 			{
-				/* accepted: the point before becomes the anchor */
-				double	   *spare = it->anchor_factor;
-
-				trial.previous = it->residual;
-				trial.last_step = it->t * vec_norm(it->step, p);
-				trial.iterations = it->iterations + 1;
-				trial.anchor = it->w;
-				trial.anchor_factor = it->factor;
-				trial.anchor_weight_bound = it->weight_bound;
-				pfree(it->g);
-				if (it->anchor != NULL)
-					pfree(it->anchor);
-				*it = trial;
-				trial_factor = spare != NULL ? spare :
-					MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+				accept_trial(np, it, &candidate, &spare);
 				report_iteration(np, k, it);
 				it->done = converged(np, it);
 				if (!it->done)
@@ -352,8 +444,6 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 			}
 			else
 			{
-				pfree(trial.w);
-				pfree(trial.g);
 				it->t *= 0.5;
 				if (it->t < SMALLEST_STEP)
 					it->done = true;	/* at the rounding floor: keep w */
@@ -377,16 +467,19 @@ newton_fit(const NewtonProblem *np, double *coef, double *anchor, double *factor
 							np->model, it->iterations, (it->residual - it->allowance) / it->g0norm),
 					 errdetail("The residual is measured and counted in the spent budget.")));
 		memcpy(coef + (Size) k * p, it->w, sizeof(double) * p);
-		if (it->anchor == NULL)
+		if (!it->has_anchor)
 		{
-			/* converged where it started: w is its own anchor */
-			it->anchor = it->w;
-			it->anchor_factor = it->factor;
-			it->anchor_weight_bound = it->weight_bound;
+			/* converged where it started, w = 0 with its Hessian: its own anchor */
+			memcpy(anchor + (Size) k * p, it->w, sizeof(double) * p);
+			packed_from_full(it->factor, p, factor + PACKED_SIZE(p) * k);
+			weight_bound[k] = it->weight_bound;
 		}
-		memcpy(anchor + (Size) k * p, it->anchor, sizeof(double) * p);
-		packed_from_full(it->anchor_factor, p, factor + PACKED_SIZE(p) * k);
-		weight_bound[k] = it->anchor_weight_bound;
+		else
+		{
+			memcpy(anchor + (Size) k * p, it->anchor, sizeof(double) * p);
+			packed_from_full(it->anchor_factor, p, factor + PACKED_SIZE(p) * k);
+			weight_bound[k] = it->anchor_weight_bound;
+		}
 		residual[k] = it->residual;
 	}
 }

@@ -226,10 +226,28 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(float8_array(row, p));
 }
 
+/*
+ * unlearn._array_shape(anyarray): what the census (train_pass.c) needs of
+ * a row's feature array, from one detoasting: -1 if it is one-dimensional
+ * with a null element, else the length of its first dimension (0 for an
+ * empty array).  Strict: null for a null array.
+ */
+PG_FUNCTION_INFO_V1(unlearn_array_shape);
+Datum
+unlearn_array_shape(PG_FUNCTION_ARGS)
+{
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
+
+	if (ARR_NDIM(a) == 1 && array_contains_nulls(a))
+		PG_RETURN_INT32(-1);
+	PG_RETURN_INT32(ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0]);
+}
+
 /* the label's type at this call site and the losses it serves, in fn_extra */
 typedef struct LabelType
 {
 	Oid			type;
+	Oid			base;			/* its base type */
 	bool		logistic;
 	bool		squared;
 } LabelType;
@@ -243,6 +261,7 @@ label_argument_type(FunctionCallInfo fcinfo)
 	{
 		t = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(LabelType));
 		t->type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+		t->base = getBaseType(t->type);
 		t->logistic = label_type_supported(t->type, LOSS_LOGISTIC);
 		t->squared = label_type_supported(t->type, LOSS_SQUARED);
 		fcinfo->flinfo->fn_extra = t;
@@ -251,7 +270,7 @@ label_argument_type(FunctionCallInfo fcinfo)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("a label of type %s is not supported", format_type_be(t->type))));
-	return t->type;
+	return t->base;
 }
 
 /* unlearn._row_target(model text, label "any", positive text) */
@@ -259,18 +278,18 @@ PG_FUNCTION_INFO_V1(unlearn_row_target);
 Datum
 unlearn_row_target(PG_FUNCTION_ARGS)
 {
-	Oid			type;
+	Oid			base;
 	double		value;
 	char	   *label;
-	char	   *positive;
+	text	   *positive;
 	double		target;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("unlearn._row_target needs a model name and a label")));
-	type = label_argument_type(fcinfo);
-	label = label_from_datum(type, PG_GETARG_DATUM(1), &value);
+	base = label_argument_type(fcinfo);
+	label = label_from_base_datum(base, PG_GETARG_DATUM(1), &value);
 	if (PG_ARGISNULL(2))
 	{
 		if (!isfinite(value))
@@ -281,9 +300,9 @@ unlearn_row_target(PG_FUNCTION_ARGS)
 					 errhint("Remove or fix rows whose label is NaN or infinite.")));
 		PG_RETURN_FLOAT8(value);
 	}
-	positive = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	target = strcmp(label, positive) == 0 ? 1.0 : -1.0;
+	positive = PG_GETARG_TEXT_PP(2);
+	target = strlen(label) == VARSIZE_ANY_EXHDR(positive) &&
+		memcmp(label, VARDATA_ANY(positive), VARSIZE_ANY_EXHDR(positive)) == 0 ? 1.0 : -1.0;
 	pfree(label);
-	pfree(positive);
 	PG_RETURN_FLOAT8(target);
 }

@@ -120,7 +120,13 @@ numeric_datum_to_double(Oid base, Datum d)
 char *
 label_from_datum(Oid type, Datum d, double *value)
 {
-	Oid			base = getBaseType(type);
+	return label_from_base_datum(getBaseType(type), d, value);
+}
+
+/* label_from_datum of a label whose base type is known (no catalog look-up) */
+char *
+label_from_base_datum(Oid base, Datum d, double *value)
+{
 	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
 
 	*value = NAN;

@@ -17,7 +17,8 @@
  *	 moments   ('standardize' only) each column's mean and variance
  *			   (column_moments.c), hence its centre and spread
  *	 Newton    one pass per iteration: every class still iterating gets
- *			   loss, gradient and Hessian at its point (newton.c)
+ *			   loss and gradient at its point, and the Hessian unless
+ *			   newton.c expects no further Newton step (unlearn._pass_gradient)
  *	 Gram      (the guo bound only) K' = sum_i x_i x_i'
  *
  * and a re-anchoring is one Newton-like pass at the current weights.
@@ -224,8 +225,8 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 
 		TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
 		ereport(NOTICE,
-				(errmsg("model \"%s\": pass %d over %s in %.3f s",
-						m->name, scan->passes, scan->relation, secs + usecs / 1e6)));
+				(errmsg("model \"%s\": pass %d (%s) over %s in %.3f s",
+						m->name, scan->passes, phase, scan->relation, secs + usecs / 1e6)));
 	}
 	pfree(types);
 	pfree(values);
@@ -363,6 +364,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		label_base == BPCHAROID;
 	const char *label = quote_identifier(m->label);
 	char	   *any_null = model_null_condition(m, false);
+	char	   *key;
 	StringInfoData q;
 	int64		total = 0,
 				kept = 0,
@@ -380,21 +382,44 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 
 	initStringInfo(&q);
 	if (!logistic)
-		appendStringInfo(&q, "SELECT %s IS NULL, pg_catalog.count(*)", label);
+		key = psprintf("%s IS NULL", label);
 	else if (text_label)
-		appendStringInfo(&q, "SELECT (%s)::pg_catalog.text COLLATE \"C\", pg_catalog.count(*)", label);
+		key = psprintf("(%s)::pg_catalog.text COLLATE \"C\"", label);
 	else
-		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", label);
-	appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", any_null);
-	for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
-		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
-	if (m->feature_array && !m->skip_nulls)
-		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", model_null_element_condition(feature_sql(m, 0)));
-	if (m->feature_array)
-		appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
-						 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
-						 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
-	appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
+		key = psprintf("%s", label);
+	if (m->feature_array && catalog_has_lean_passes())
+	{
+		/*
+		 * s = unlearn._array_shape(x), once per row (OFFSET 0 keeps the
+		 * subquery's column from being expanded into each aggregate): null
+		 * for a null array, -1 with a null element, else its length; the
+		 * widths are those of the rows with neither, empty arrays (0) left
+		 * out as array_length leaves them out
+		 */
+		appendStringInfoString(&q, "SELECT key, pg_catalog.count(*),"
+							   " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0)");
+		if (!m->skip_nulls)
+			appendStringInfoString(&q, ", pg_catalog.count(*) FILTER (WHERE s IS NULL),"
+								   " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.<) 0)");
+		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0),"
+						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0)"
+						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s FROM %s OFFSET 0) AS r"
+						 " GROUP BY 1", key, feature_sql(m, 0), scan->relation);
+	}
+	else
+	{
+		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", key);
+		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", any_null);
+		for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
+			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
+		if (m->feature_array && !m->skip_nulls)
+			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", model_null_element_condition(feature_sql(m, 0)));
+		if (m->feature_array)
+			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
+							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
+							 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
+		appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
+	}
 	run_pass(scan, "census", 1, q.data, 0, NULL, NULL, NULL);
 
 	for (g = 0; g < SPI_processed; g++)
@@ -564,12 +589,13 @@ positive_label(UnlearnModel *m, int k)
 }
 
 /*
- * The pass oracle of newton.c: loss, gradient and Hessian sums of the
- * given classes at the given points, in one gradient-and-Hessian pass.
+ * The pass oracle of newton.c: loss and gradient sums of the given classes
+ * at the given points, with the Hessian sums where asked (all of them on
+ * a catalog without unlearn._pass_gradient), in one pass.
  */
 static void
-hessian_pass(void *arg, int count, const int *classes, const double *const *points,
-			 PassTerms *terms)
+newton_pass(void *arg, int count, const int *classes, const double *const *points,
+			const bool *hessian, PassTerms *terms)
 {
 	TrainingScan *scan = (TrainingScan *) arg;
 	UnlearnModel *m = scan->m;
@@ -577,6 +603,9 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 	Oid		   *types = palloc(sizeof(Oid) * 2 * count);
 	Datum	   *values = palloc(sizeof(Datum) * 2 * count);
 	char	   *nulls = palloc(sizeof(char) * 2 * count);
+	bool	   *take = palloc(sizeof(bool) * count);
+	bool		gradient_pass = catalog_has_lean_passes();
+	bool		any_hessian = false;
 	StringInfoData q;
 	int			i;
 
@@ -586,7 +615,9 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 	{
 		const char *positive = positive_label(m, classes[i]);
 
-		append_class_state(scan, &q, "_pass_hessian", i,
+		take[i] = hessian[i] || !gradient_pass;
+		any_hessian |= take[i];
+		append_class_state(scan, &q, take[i] ? "_pass_hessian" : "_pass_gradient", i,
 						   PARAM_FIRST_CLASS + 2 * i);
 		types[2 * i] = TEXTOID;
 		values[2 * i] = positive ? CStringGetTextDatum(positive) : (Datum) 0;
@@ -596,7 +627,8 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 		nulls[2 * i + 1] = ' ';
 	}
 	appendStringInfo(&q, " FROM %s%s", scan->relation, scan->filter);
-	run_pass(scan, "gradient and Hessian", count, q.data, 2 * count, types, values, nulls);
+	run_pass(scan, any_hessian ? "gradient and Hessian" : "gradient", count, q.data,
+			 2 * count, types, values, nulls);
 	if (SPI_processed != 1)
 		elog(ERROR, "unlearn: a training pass of model \"%s\" returned no row", m->name);
 	for (i = 0; i < count; i++)
@@ -610,12 +642,14 @@ hessian_pass(void *arg, int count, const int *classes, const double *const *poin
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("model \"%s\" has no rows left to train on", m->name)));
 		stats_view(d, &view);
-		if (!view.hessian || view.p != p || memcmp(view.w, points[i], sizeof(double) * p) != 0)
+		if (view.hessian != take[i] || view.p != p || view.w == NULL ||
+			memcmp(view.w, points[i], sizeof(double) * p) != 0)
 			elog(ERROR, "unlearn: a training pass of model \"%s\" returned another state", m->name);
 		terms[i].rows = view.rows;
 		terms[i].loss_sum = view.loss_sum;
 		memcpy(terms[i].gradient, view.gradient, sizeof(double) * p);
-		memcpy(terms[i].hessian, view.matrix, sizeof(double) * PACKED_SIZE(p));
+		if (take[i])
+			memcpy(terms[i].hessian, view.matrix, sizeof(double) * PACKED_SIZE(p));
 	}
 	scan->rows = terms[0].rows;
 	progress_pass_done(scan->rows);
@@ -766,7 +800,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	np.target = TRAINING_FRACTION * m->budget;
 	np.warning_level = MODEL_WARNING(m);
 	np.verbose = verbose;
-	np.evaluate = hessian_pass;
+	np.evaluate = newton_pass;
 	np.report = progress_iteration;
 	np.arg = &scan;
 	newton_fit(&np, m->coef, m->anchor, m->factor, m->weight_sum, m->class_spent);
@@ -803,6 +837,7 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	int			K = m->nclasses;
 	int		   *which = palloc(sizeof(int) * K);
 	const double **points = palloc(sizeof(double *) * K);
+	bool	   *hessian = palloc(sizeof(bool) * K);
 	PassTerms  *terms = palloc(sizeof(PassTerms) * K);
 	double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 	bool		ok = true;
@@ -814,12 +849,13 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	{
 		which[k] = k;
 		points[k] = m->coef + (Size) k * p;
+		hessian[k] = true;
 		terms[k].gradient = g + (Size) k * p;
 		terms[k].hessian = factor + PACKED_SIZE(p) * k;
 	}
 	scan_begin(&scan, m, false, "re-anchoring");
 	scan.map = row_map_array(m);
-	hessian_pass(&scan, K, which, points, terms);
+	newton_pass(&scan, K, which, points, hessian, terms);
 	for (k = 0; k < K && ok; k++)
 	{
 		const double *w = points[k];

@@ -298,9 +298,13 @@ typedef struct PassTerms
 	double	   *gradient;		/* sum_i l'_i x_i, p */
 	double	   *hessian;		/* sum_i l''_i x_i x_i', packed lower */
 } PassTerms;
-/* the data terms of classes[0..count-1] at points[0..count-1], one pass */
+/*
+ * the data terms of classes[0..count-1] at points[0..count-1], one pass;
+ * terms[i].hessian is filled where hessian[i] (may be anyway)
+ */
 typedef void (*PassOracle) (void *arg, int count, const int *classes,
-							const double *const *points, PassTerms *terms);
+							const double *const *points, const bool *hessian,
+							PassTerms *terms);
 typedef struct NewtonProblem
 {
 	const char *model;
@@ -415,6 +419,7 @@ extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);
 extern char *label_from_text(Oid type, const char *text, double *value);
 extern char *label_from_datum(Oid type, Datum d, double *value);
+extern char *label_from_base_datum(Oid base, Datum d, double *value);
 extern void model_null_label_error(UnlearnModel *m);
 extern void model_null_feature_error(UnlearnModel *m, int j);
 extern double numeric_datum_to_double(Oid base, Datum d);
@@ -487,6 +492,7 @@ extern bool catalog_has_expressions(void);
 extern bool catalog_has_map_grid(void);
 extern bool catalog_has_declared_classes(void);
 extern bool catalog_has_training_passes(void);
+extern bool catalog_has_lean_passes(void);
 extern Datum cstring_text_array(char **v, int n);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);

@@ -2,11 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.12.0, through 0.2.0 to 0.11.0).  The models are trained by
+# install's (0.13.0, through 0.2.0 to 0.12.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0 and 0.12.0.
 use strict;
 use warnings;
 
@@ -35,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.12.0', 'updated to 0.12.0 (through 0.2.0 to 0.11.0)');
+	'0.13.0', 'updated to 0.13.0 (through 0.2.0 to 0.12.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -336,6 +336,34 @@ is($node->safe_psql('from0110', q{SELECT count(*) FROM unlearn.progress}), '0',
 	'after the update the progress view answers, with no work running');
 is($node->safe_psql('from0110', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.11.0 equals a fresh install');
+
+# 0.12.0 to 0.13.0: the 0.12.0 catalog has no gradient-only pass; the new
+# library trains on it with the Hessian in every pass, and after the update
+# with gradient-only passes where the Hessian would not be used: the same
+# model, to Newton's tolerance
+$node->safe_psql('postgres', 'CREATE DATABASE from0120');
+$node->safe_psql('from0120', "CREATE EXTENSION unlearn VERSION '0.12.0'");
+$node->safe_psql('from0120', $DIGITS_SQL . q{
+CREATE TABLE threes AS SELECT id, label = 3 AS three, pixels FROM digits;
+ALTER TABLE threes ADD PRIMARY KEY (id);
+});
+my ($out, $before, $after);
+$node->psql('from0120',
+	q{SELECT model FROM unlearn_train('before', 'threes', 'three', '{pixels}', sigma => 0, verbose => true)},
+	stdout => \$out, stderr => \$before, on_error_die => 1);
+like($before, qr/pass \d+ \(gradient and Hessian\)/, 'on the 0.12.0 catalog the passes take the Hessian');
+unlike($before, qr/pass \d+ \(gradient\)/, 'and none takes the gradient alone');
+$node->safe_psql('from0120', 'ALTER EXTENSION unlearn UPDATE');
+$node->psql('from0120',
+	q{SELECT model FROM unlearn_train('after', 'threes', 'three', '{pixels}', sigma => 0, verbose => true)},
+	stdout => \$out, stderr => \$after, on_error_die => 1);
+like($after, qr/pass \d+ \(gradient\)/, 'after the update the last passes take the gradient alone');
+is($node->safe_psql('from0120', q{
+SELECT max(abs(a - b)) < 1e-6 FROM unlearn.models x, unlearn.models y,
+	unnest(x.coef, y.coef) AS u(a, b) WHERE x.model = 'before' AND y.model = 'after'}),
+	't', 'the model trained with gradient-only passes equals the one trained without');
+is($node->safe_psql('from0120', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.12.0 equals a fresh install');
 
 $node->stop;
 done_testing();
