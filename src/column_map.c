@@ -105,11 +105,12 @@ map_row(const RowMap *map, double *row)
 	 */
 	if (largest > 0)
 	{
+		/* a subnormal largest has no finite reciprocal: divide then */
 		double		inverse = 1.0 / largest;
 
 		for (j = 0; j < p; j++)
 		{
-			double		t = row[j] * inverse;
+			double		t = isfinite(inverse) ? row[j] * inverse : row[j] / largest;
 
 			sum += t * t;
 		}
@@ -120,7 +121,7 @@ map_row(const RowMap *map, double *row)
 		double		inverse = 1.0 / divisor;
 
 		for (j = 0; j < p; j++)
-			row[j] *= inverse;
+			row[j] = isfinite(inverse) ? row[j] * inverse : row[j] / divisor;
 	}
 }
 

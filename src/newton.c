@@ -28,7 +28,9 @@
  * CHORD_RELATIVE of its norm at w = 0, or when the quadratic model
  * r_next = r (r / r_previous)^2 expects a stop; after a chord step, when
  * it cut the residual by CHORD_CONTRACTION at least.  The squared loss's
- * Hessian does not depend on w: only its first pass takes it.  The last
+ * Hessian does not depend on w: only its first pass takes it, its steps
+ * are Newton steps, and the step cap below, which bounds removal's
+ * stale-Hessian term of the logistic loss, does not apply to it.  The last
  * point's Hessian is never used (the anchor is a point before it), so a
  * training whose last pass has the gradient alone saves that much.
  *
@@ -39,7 +41,7 @@
  * NewtonProblem.target, a fraction of eps' (train_pass.c), and at most
  * 1e-4 of its gradient norm at w = 0 (a large sigma's budget would
  * otherwise stop it far from the optimum, where removal steps and their
- * bounds grow), with a last step ||w - w0|| of at most 0.1 (the
+ * bounds grow), with ||w - w0|| at most 0.1 for the logistic loss (the
  * stale-Hessian term of removal grows as e^||w - w0||), or at most 1e-10
  * of that norm, or when Newton stalls at the rounding floor
  * (below 1e-6 of that norm a full step at least halves the residual,
@@ -239,7 +241,7 @@ static bool
 converged(const NewtonProblem *np, const ClassIterate *it)
 {
 	return (it->residual <= np->target && it->residual <= TARGET_RELATIVE_CAP * it->g0norm &&
-			it->anchor_distance <= TARGET_STEP_CAP) ||
+			(np->loss == LOSS_SQUARED || it->anchor_distance <= TARGET_STEP_CAP)) ||
 		it->residual <= RELATIVE_TOLERANCE * it->g0norm ||
 		it->iterations >= MAX_NEWTON_ITERATIONS ||
 		(it->iterations >= 2 && !it->chord && it->residual > 0.5 * it->previous &&
@@ -304,7 +306,8 @@ accept_trial(const NewtonProblem *np, ClassIterate *it, const ClassIterate *cand
 			 double **spare)
 {
 	int			p = np->p;
-	bool		chord = !it->fresh;
+	/* the squared loss's Hessian is the same at every point: no chord */
+	bool		chord = !it->fresh && np->loss != LOSS_SQUARED;
 	double		distance = 0.0;
 	double	   *swap;
 	int			j;
