@@ -252,8 +252,9 @@ typedef struct LabelType
 	bool		squared;
 } LabelType;
 
+/* the base type of the label argument, checked to serve the call's loss */
 static Oid
-label_argument_type(FunctionCallInfo fcinfo)
+label_argument_base(FunctionCallInfo fcinfo)
 {
 	LabelType  *t = fcinfo->flinfo->fn_extra;
 
@@ -288,7 +289,7 @@ unlearn_row_target(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("unlearn._row_target needs a model name and a label")));
-	base = label_argument_type(fcinfo);
+	base = label_argument_base(fcinfo);
 	label = label_from_base_datum(base, PG_GETARG_DATUM(1), &value);
 	if (PG_ARGISNULL(2))
 	{

@@ -364,7 +364,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		label_base == BPCHAROID;
 	const char *label = quote_identifier(m->label);
 	char	   *any_null = model_null_condition(m, false);
-	char	   *key;
+	const char *key_sql = label;
 	StringInfoData q;
 	int64		total = 0,
 				kept = 0,
@@ -382,11 +382,9 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 
 	initStringInfo(&q);
 	if (!logistic)
-		key = psprintf("%s IS NULL", label);
+		key_sql = psprintf("%s IS NULL", label);
 	else if (text_label)
-		key = psprintf("(%s)::pg_catalog.text COLLATE \"C\"", label);
-	else
-		key = psprintf("%s", label);
+		key_sql = psprintf("(%s)::pg_catalog.text COLLATE \"C\"", label);
 	if (m->feature_array && catalog_has_lean_passes())
 	{
 		/*
@@ -404,11 +402,11 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0),"
 						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0)"
 						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s FROM %s OFFSET 0) AS r"
-						 " GROUP BY 1", key, feature_sql(m, 0), scan->relation);
+						 " GROUP BY 1", key_sql, feature_sql(m, 0), scan->relation);
 	}
 	else
 	{
-		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", key);
+		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", key_sql);
 		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", any_null);
 		for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));

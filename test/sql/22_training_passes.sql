@@ -1,8 +1,9 @@
 -- Training by aggregate passes: what the passes read (a domain over an
 -- array column, rows outside the model of any shape), what no role can
 -- take from them (USAGE on the extension's schema), the internal row
--- functions and the column moments aggregate on bad input, and that a
--- model trained by passes equals the in-memory audit (unlearn_verify).
+-- functions and the column moments aggregate on bad input, that a
+-- model trained by passes equals the in-memory audit (unlearn_verify), the
+-- census's array shape, and the gradient-only pass aggregate's checks.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 
@@ -72,3 +73,29 @@ RESET ROLE;
 SELECT unlearn_drop('tp_own');
 DROP SCHEMA tp_s CASCADE;
 DROP ROLE tp_owner;
+
+-- 4. the census's array shape (unlearn._array_shape): null, empty, a
+-- null element in one dimension, two dimensions, other element types
+SELECT unlearn._array_shape(NULL::float8[]) AS null_array, unlearn._array_shape('{}'::float8[]) AS empty,
+	   unlearn._array_shape('{1,NULL,3}'::float8[]) AS null_element,
+	   unlearn._array_shape('{{1,NULL},{2,3}}'::float8[]) AS two_dims,
+	   unlearn._array_shape('{1,2,3}'::int[]) AS ints;
+-- columns named like the census's own (key, s) do not shadow them: one
+-- row with a null element skipped, one row outside the declared classes
+CREATE TABLE tp_names (id int PRIMARY KEY, key text, s float8[]);
+INSERT INTO tp_names SELECT id, CASE WHEN label < 5 THEN 'low' ELSE 'high' END, pixels FROM digits;
+INSERT INTO tp_names VALUES (5001, 'low', array_fill(NULL::float8, ARRAY[64]));
+INSERT INTO tp_names SELECT 5002, 'other', pixels FROM digits WHERE id = 1;
+SELECT model, rows, skipped FROM unlearn_train('tp_names', 'tp_names', 'key', '{s}', nulls => 'skip',
+	classes => '{low,high}', sigma => 10);
+SELECT rows = (SELECT count(*) FROM tp_names WHERE key IN ('low', 'high') AND id <> 5001) AS rows_match
+FROM unlearn.models WHERE model = 'tp_names';
+-- under nulls => 'error' the null element is refused
+SELECT model FROM unlearn_train('tp_names_strict', 'tp_names', 'key', '{s}', classes => '{low,high}');
+SELECT unlearn_drop('tp_names');
+DROP TABLE tp_names;
+
+-- 5. the gradient-only pass aggregate refuses a w that changes between
+-- rows, as the public one does
+SELECT unlearn._pass_gradient(x, 1, w, 'logistic')
+FROM (VALUES ('{1,2}'::float8[], '{0,0}'::float8[]), ('{1,2}', '{0,1}')) v(x, w);
