@@ -68,61 +68,113 @@ model_row_map(const UnlearnModel *m, RowMap *map)
 	map->spread = m->spread;
 }
 
+/* a standardised coordinate clamped to +-Z_MAX (NaN to +Z_MAX), branch-free */
+static inline double
+clamp_coordinate(double z)
+{
+	z = !(z <= Z_MAX) ? Z_MAX : z;
+	return !(z >= -Z_MAX) ? -Z_MAX : z;
+}
+
+/*
+ * max |v_j|, in four independent running maxima so that the loop is not
+ * one chain of dependent comparisons; max is exact, so the order does not
+ * change the result.
+ */
+static double
+largest_magnitude(const double *v, int n)
+{
+	double		m0 = 0.0,
+				m1 = 0.0,
+				m2 = 0.0,
+				m3 = 0.0;
+	int			j;
+
+	for (j = 0; j + 3 < n; j += 4)
+	{
+		m0 = Max(m0, fabs(v[j]));
+		m1 = Max(m1, fabs(v[j + 1]));
+		m2 = Max(m2, fabs(v[j + 2]));
+		m3 = Max(m3, fabs(v[j + 3]));
+	}
+	for (; j < n; j++)
+		m0 = Max(m0, fabs(v[j]));
+	return Max(Max(m0, m1), Max(m2, m3));
+}
+
+/*
+ * Scale v by 1 / divisor, as a multiplication by the reciprocal unless
+ * the divisor is subnormal and the reciprocal not finite.
+ */
+static void
+scale_by_reciprocal(double *v, int n, double divisor)
+{
+	double		inverse = 1.0 / divisor;
+	int			j;
+
+	if (isfinite(inverse))
+		for (j = 0; j < n; j++)
+			v[j] *= inverse;
+	else
+		for (j = 0; j < n; j++)
+			v[j] /= divisor;
+}
+
 void
 map_row(const RowMap *map, double *row)
 {
 	int			p = map->dims + (map->intercept ? 1 : 0);
-	double		largest = map->intercept ? map->intercept_scaling : 0.0;
+	double		largest;
 	double		sum = 0.0;
 	double		divisor;
 	int			j;
 
 	/* (x_j - c_j) / s_j is computed as (x_j - c_j) * (1 / s_j) */
-	double		pooled_inverse = map->pooled && map->centre != NULL ? 1.0 / map->spread[0] : 0.0;
-
-	for (j = 0; j < map->dims; j++)
+	if (map->centre != NULL && map->pooled)
 	{
-		double		z = row[j];
+		double		centre = map->centre[0];
+		double		inverse = 1.0 / map->spread[0];
 
-		if (map->centre != NULL)
-		{
-			int			c = map->pooled ? 0 : j;
-
-			z = (z - map->centre[c]) * (map->pooled ? pooled_inverse : 1.0 / map->spread[c]);
-			if (!(z <= Z_MAX))
-				z = Z_MAX;
-			else if (!(z >= -Z_MAX))
-				z = -Z_MAX;
-		}
-		row[j] = z;
-		largest = Max(largest, fabs(z));
+		for (j = 0; j < map->dims; j++)
+			row[j] = clamp_coordinate((row[j] - centre) * inverse);
 	}
+	else if (map->centre != NULL)
+		for (j = 0; j < map->dims; j++)
+			row[j] = clamp_coordinate((row[j] - map->centre[j]) * (1.0 / map->spread[j]));
+	largest = largest_magnitude(row, map->dims);
 	if (map->intercept)
+	{
 		row[map->dims] = map->intercept_scaling;
+		largest = Max(largest, map->intercept_scaling);
+	}
+
 	/*
-	 * ||z|| scaled by its largest entry, so that no square overflows; one
-	 * division each, the loops multiply
+	 * ||z|| scaled by its largest entry, so that no square overflows; the
+	 * squares are summed in index order, one division each, the loops
+	 * multiply
 	 */
 	if (largest > 0)
 	{
-		/* a subnormal largest has no finite reciprocal: divide then */
 		double		inverse = 1.0 / largest;
 
-		for (j = 0; j < p; j++)
-		{
-			double		t = isfinite(inverse) ? row[j] * inverse : row[j] / largest;
+		if (isfinite(inverse))
+			for (j = 0; j < p; j++)
+			{
+				double		t = row[j] * inverse;
 
-			sum += t * t;
-		}
+				sum += t * t;
+			}
+		else
+			for (j = 0; j < p; j++)
+			{
+				double		t = row[j] / largest;
+
+				sum += t * t;
+			}
 	}
 	divisor = Max(map->scale, largest * sqrt(sum));
 	if (divisor > 0)
-	{
-		double		inverse = 1.0 / divisor;
-
-		for (j = 0; j < p; j++)
-			row[j] = isfinite(inverse) ? row[j] * inverse : row[j] / divisor;
-	}
+		scale_by_reciprocal(row, p, divisor);
 }
 
 double

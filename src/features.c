@@ -20,16 +20,38 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+/* are all of raw[0 .. d) finite? */
+bool
+feature_values_finite(const double *raw, int d)
+{
+	double		probe0 = 0.0,
+				probe1 = 0.0,
+				probe2 = 0.0,
+				probe3 = 0.0;
+	int			j;
+
+	/*
+	 * x * 0 is 0 for a finite x and NaN for an infinite or NaN one; four
+	 * independent sums, so that the loop is not one chain of additions
+	 */
+	for (j = 0; j + 3 < d; j += 4)
+	{
+		probe0 += raw[j] * 0.0;
+		probe1 += raw[j + 1] * 0.0;
+		probe2 += raw[j + 2] * 0.0;
+		probe3 += raw[j + 3] * 0.0;
+	}
+	for (; j < d; j++)
+		probe0 += raw[j] * 0.0;
+	return (probe0 + probe1) + (probe2 + probe3) == 0.0;
+}
+
 void
 check_feature_values(const double *raw, int d, const char *model)
 {
-	double		probe = 0.0;
 	int			j;
 
-	/* x * 0 is 0 for a finite x and NaN for an infinite or NaN one */
-	for (j = 0; j < d; j++)
-		probe += raw[j] * 0.0;
-	if (probe == 0.0)
+	if (feature_values_finite(raw, d))
 		return;
 	for (j = 0; j < d; j++)
 	{

@@ -189,7 +189,7 @@ Datum
 unlearn_row_x(PG_FUNCTION_ARGS)
 {
 	ArrayType  *a;
-	char	   *model;
+	text	   *model;
 	RowMap		map;
 	double	   *row;
 	int			n;
@@ -199,8 +199,8 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("unlearn._row_x needs a model name and the raw values")));
-	model = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	progress_count_row(model, strlen(model));
+	model = PG_GETARG_TEXT_PP(0);
+	progress_count_row(VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model));
 	a = PG_GETARG_ARRAYTYPE_P(2);
 	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
 		ereport(ERROR,
@@ -209,7 +209,8 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	n = ARR_DIMS(a)[0];
 	if (PG_ARGISNULL(1))
 	{
-		check_feature_values((const double *) ARR_DATA_PTR(a), n, model);
+		if (!feature_values_finite((const double *) ARR_DATA_PTR(a), n))
+			check_feature_values((const double *) ARR_DATA_PTR(a), n, text_to_cstring(model));
 		PG_RETURN_ARRAYTYPE_P(a);
 	}
 	row_map_from_array(PG_GETARG_ARRAYTYPE_P(1), &map);
@@ -221,7 +222,8 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	p = map.dims + (map.intercept ? 1 : 0);
 	row = palloc(sizeof(double) * p);
 	memcpy(row, ARR_DATA_PTR(a), sizeof(double) * n);
-	check_feature_values(row, n, model);
+	if (!feature_values_finite(row, n))
+		check_feature_values(row, n, text_to_cstring(model));
 	map_row(&map, row);
 	PG_RETURN_DATUM(float8_array(row, p));
 }

@@ -387,6 +387,7 @@ extern void regression_metrics(const double *y, const double *pred, int64 n,
 							   RegressionMetrics *out);
 
 /* features.c */
+extern bool feature_values_finite(const double *raw, int d);
 extern void check_feature_values(const double *raw, int d, const char *model);
 extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
 							 const char *label);
