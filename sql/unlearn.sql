@@ -578,11 +578,15 @@ CREATE AGGREGATE unlearn_merge(state unlearn.stats) (
 COMMENT ON AGGREGATE unlearn_merge(unlearn.stats) IS 'merge unlearn.stats states of one kind, loss, dimension and w into one; read it with unlearn_stats_values';
 
 -- training passes (train_pass.c): the row functions and the column moments
+-- COST: a call detoasts (often decompresses) and converts or maps a whole
+-- row of features, O(d), where the default 1 is one operator; so the
+-- planner weighs that work, which parallel workers share (see the update
+-- script to 0.14.0)
 CREATE FUNCTION unlearn._row_values(VARIADIC "any") RETURNS float8[]
-AS 'MODULE_PATHNAME', 'unlearn_row_values' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'unlearn_row_values' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[]';
 CREATE FUNCTION unlearn._row_x(model text, map float8[], raw float8[]) RETURNS float8[]
-AS 'MODULE_PATHNAME', 'unlearn_row_x' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'unlearn_row_x' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite and mapped by a model''s row map (NULL: unmapped)';
 CREATE FUNCTION unlearn._row_target(model text, label "any", positive text) RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_row_target' LANGUAGE C IMMUTABLE PARALLEL SAFE;

@@ -68,12 +68,15 @@ model_row_map(const UnlearnModel *m, RowMap *map)
 	map->spread = m->spread;
 }
 
-/* a standardised coordinate clamped to +-Z_MAX (NaN to +Z_MAX), branch-free */
+/*
+ * A standardised coordinate clamped to +-Z_MAX, NaN to +Z_MAX: each
+ * comparison is false for NaN, and each is one minsd or maxsd.
+ */
 static inline double
 clamp_coordinate(double z)
 {
-	z = !(z <= Z_MAX) ? Z_MAX : z;
-	return !(z >= -Z_MAX) ? -Z_MAX : z;
+	z = z < Z_MAX ? z : Z_MAX;
+	return z > -Z_MAX ? z : -Z_MAX;
 }
 
 /*
@@ -123,28 +126,31 @@ scale_by_reciprocal(double *v, int n, double divisor)
 void
 map_row(const RowMap *map, double *row)
 {
-	int			p = map->dims + (map->intercept ? 1 : 0);
+	int			dims = map->dims;
+	int			p = dims + (map->intercept ? 1 : 0);
+	const double *centre = map->centre;
+	const double *spread = map->spread;
 	double		largest;
 	double		sum = 0.0;
 	double		divisor;
 	int			j;
 
 	/* (x_j - c_j) / s_j is computed as (x_j - c_j) * (1 / s_j) */
-	if (map->centre != NULL && map->pooled)
+	if (centre != NULL && map->pooled)
 	{
-		double		centre = map->centre[0];
-		double		inverse = 1.0 / map->spread[0];
+		double		c = centre[0];
+		double		inverse = 1.0 / spread[0];
 
-		for (j = 0; j < map->dims; j++)
-			row[j] = clamp_coordinate((row[j] - centre) * inverse);
+		for (j = 0; j < dims; j++)
+			row[j] = clamp_coordinate((row[j] - c) * inverse);
 	}
-	else if (map->centre != NULL)
-		for (j = 0; j < map->dims; j++)
-			row[j] = clamp_coordinate((row[j] - map->centre[j]) * (1.0 / map->spread[j]));
-	largest = largest_magnitude(row, map->dims);
+	else if (centre != NULL)
+		for (j = 0; j < dims; j++)
+			row[j] = clamp_coordinate((row[j] - centre[j]) * (1.0 / spread[j]));
+	largest = largest_magnitude(row, dims);
 	if (map->intercept)
 	{
-		row[map->dims] = map->intercept_scaling;
+		row[dims] = map->intercept_scaling;
 		largest = Max(largest, map->intercept_scaling);
 	}
 

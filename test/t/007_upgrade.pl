@@ -2,11 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.13.0, through 0.2.0 to 0.12.0).  The models are trained by
+# install's (0.14.0, through 0.2.0 to 0.13.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0 and 0.12.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0 and 0.13.0.
 use strict;
 use warnings;
 
@@ -35,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.13.0', 'updated to 0.13.0 (through 0.2.0 to 0.12.0)');
+	'0.14.0', 'updated to 0.14.0 (through 0.2.0 to 0.13.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -75,7 +75,8 @@ my $shape = q{
 		WHERE c.relnamespace = 'unlearn'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
 		UNION ALL
 		SELECT p.oid::regprocedure::text || ' ' || pg_get_function_result(p.oid) || ' '
-			|| p.provolatile::text || ' ' || coalesce(p.proacl::text, '')
+			|| p.provolatile::text || ' ' || p.proparallel::text || ' ' || p.procost
+			|| ' ' || coalesce(p.proacl::text, '')
 		FROM pg_proc p JOIN pg_depend e ON e.objid = p.oid AND e.deptype = 'e'
 			AND e.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'unlearn')
 		UNION ALL
@@ -364,6 +365,28 @@ SELECT max(abs(a - b)) < 1e-6 FROM unlearn.models x, unlearn.models y,
 	't', 'the model trained with gradient-only passes equals the one trained without');
 is($node->safe_psql('from0120', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.12.0 equals a fresh install');
+
+# 0.13.0 to 0.14.0: the row functions declare their cost, so that the
+# planner gives a gradient-only pass over a table of some thousands of rows
+# parallel workers; the 0.13.0 catalog plans it in one process
+my $gradient_pass = q{
+EXPLAIN (COSTS OFF) SELECT unlearn._pass_gradient(
+	unlearn._row_x('m', '{8,1,2,3,1,1,0,1}', unlearn._row_values(x)), 1, '{0,0,0,0,0,0,0,0,0}', 'logistic')
+FROM wide};
+$node->safe_psql('postgres', 'CREATE DATABASE from0130');
+$node->safe_psql('from0130', "CREATE EXTENSION unlearn VERSION '0.13.0'");
+$node->safe_psql('from0130', q{
+CREATE TABLE wide AS SELECT i AS id, array_fill(i::float8, '{8}') AS x FROM generate_series(1, 20000) i;
+ANALYZE wide;
+ALTER DATABASE from0130 SET min_parallel_table_scan_size = 0;
+});
+unlike($node->safe_psql('from0130', $gradient_pass), qr/Gather/,
+	'on the 0.13.0 catalog a gradient-only pass over 20,000 rows runs in one process');
+$node->safe_psql('from0130', 'ALTER EXTENSION unlearn UPDATE');
+like($node->safe_psql('from0130', $gradient_pass), qr/Gather.*Partial Aggregate/s,
+	'after the update it is planned with parallel workers');
+is($node->safe_psql('from0130', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.13.0 equals a fresh install');
 
 $node->stop;
 done_testing();
