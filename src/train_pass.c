@@ -42,7 +42,9 @@
  *
  * Memory: O(K p^2) in the backend (the states, the factors) plus what the
  * executor uses: each worker's aggregate states, O(K p^2).  Cost per
- * pass: O(n (d + K p^2)) spread over the leader and its workers.
+ * pass: O(n (d + K p^2)) spread over the leader and its workers, whose
+ * number the planner chooses from the table's size; the row functions
+ * declare COST 100 (sql/unlearn.sql), so that it weighs their O(d) work.
  *
  *-------------------------------------------------------------------------
  */
