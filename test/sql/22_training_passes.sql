@@ -74,7 +74,7 @@ SELECT unlearn_drop('tp_own');
 DROP SCHEMA tp_s CASCADE;
 DROP ROLE tp_owner;
 
--- 4. the census's array shape (unlearn._array_shape): null, empty, a
+-- 6. the census's array shape (unlearn._array_shape): null, empty, a
 -- null element in one dimension, two dimensions, other element types
 SELECT unlearn._array_shape(NULL::float8[]) AS null_array, unlearn._array_shape('{}'::float8[]) AS empty,
 	   unlearn._array_shape('{1,NULL,3}'::float8[]) AS null_element,
@@ -95,7 +95,34 @@ SELECT model FROM unlearn_train('tp_names_strict', 'tp_names', 'key', '{s}', cla
 SELECT unlearn_drop('tp_names');
 DROP TABLE tp_names;
 
--- 5. the gradient-only pass aggregate refuses a w that changes between
+-- 7. the gradient-only pass aggregate refuses a w that changes between
 -- rows, as the public one does
 SELECT unlearn._pass_gradient(x, 1, w, 'logistic')
 FROM (VALUES ('{1,2}'::float8[], '{0,0}'::float8[]), ('{1,2}', '{0,1}')) v(x, w);
+
+-- 8. the row map at its edges, against the map's formula computed here
+-- (column_map.c: z = clamp((x - c) / s, +-1e150), then with the intercept
+-- a, z / max(D, ||z||)); map: dims, intercept, a, D, pooled, columns,
+-- centres, spreads
+-- an array column (one centre and spread): both coordinates clamped
+SELECT abs(x[1] - 1e150 / n) < 1e-15 AND abs(x[2] + 1e150 / n) < 1e-15 AND x[3] = 0
+	   AND abs(x[4] / (2 / n) - 1) < 1e-12 AS pooled_clamped
+FROM (SELECT unlearn._row_x('m', '{3,1,2,3,1,1,0,1e-200}', '{1e200,-1e200,0}') AS x,
+			 sqrt(2 * 1e150::float8 * 1e150 + 4) AS n) v;
+-- separate columns, each with its own centre and spread, ||z|| above D
+SELECT abs(x[1] - 4 / n) < 1e-15 AND abs(x[2] + 8 / n) < 1e-15 AND abs(x[3] - 2 / n) < 1e-15
+	   AS columns_mapped
+FROM (SELECT unlearn._row_x('m', '{2,1,2,1.5,0,2,10,-3,0.5,0.25}', '{12,-5}') AS x,
+			 sqrt(16 + 64 + 4::float8) AS n) v;
+-- ||z|| below D: the row is divided by D
+SELECT abs(x[1] - 0.1 / 3) < 1e-15 AND abs(x[2] - 2.0 / 3) < 1e-15 AS divided_by_d
+FROM (SELECT unlearn._row_x('m', '{1,1,2,3,1,1,0,10}', '{1}') AS x) v;
+-- a subnormal largest entry (no finite reciprocal) and D = 0: unit norm
+SELECT unlearn._row_x('m', '{2,0,1,0,1,0}', '{1e-320,0}') AS subnormal_unit;
+-- a zero spread (only a hand-made map has one) maps x = c to the clamp, not NaN
+SELECT unlearn._row_x('m', '{1,0,1,1,1,1,5,0}', '{5}') AS zero_spread;
+-- with a map, the length is checked before the values
+SELECT unlearn._row_x('m', '{2,1,2,2,0,0}', '{1,NaN,3}');
+SELECT unlearn._row_x('m', '{2,1,2,2,0,0}', '{1,Infinity}');
+-- a name of any length, unterminated in the argument, only names the row
+SELECT array_length(unlearn._row_x(repeat('m', 100000), '{2,1,2,2,0,0}', '{1,2}'), 1) AS long_name;
