@@ -519,7 +519,8 @@ add_row(FunctionCallInfo fcinfo, int kind, const char *fn)
 		s = start_state(aggcontext, kind, loss, p, w, &b);
 	else if (s->kind != kind)
 		corrupt_stats("a transition function was given a state of another kind");
-	else if (s->loss != (int32) loss || memcmp(stats_w(s), w, sizeof(double) * p) != 0)
+	else if (w != stats_w(s) &&
+			 (s->loss != (int32) loss || memcmp(stats_w(s), w, sizeof(double) * p) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("every row of an unlearn aggregate needs the same w and loss"),

@@ -22,6 +22,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "parser/parse_func.h"
 #include "utils/acl.h"
@@ -1285,15 +1286,7 @@ bool		unlearn_changing_triggers = false;
 static bool
 relation_has_trigger(Oid relid, const char *name)
 {
-	Oid			argtypes[2] = {OIDOID, NAMEOID};
-	Datum		args[2];
-
-	args[0] = ObjectIdGetDatum(relid);
-	args[1] = CStringGetDatum(name);
-	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = $2",
-							  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_trigger");
-	return SPI_processed > 0;
+	return OidIsValid(get_trigger_oid(relid, name, true));
 }
 
 /* run DDL on the extension's own triggers, which the event triggers allow */

@@ -104,13 +104,7 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	if (!counted && (head.p != m->p || head.label_len < 0 ||
 					 len != sizeof(head) + sizeof(double) * m->p + head.label_len))
 		corrupt_model(m, "a queued row does not match the model");
-	if (batch->count == *capacity)
-	{
-		*capacity *= 2;
-		batch->x = repalloc_huge(batch->x, sizeof(double) * m->p * *capacity);
-		batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
-		batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
-	}
+	row_batch_reserve(batch, m->p, capacity);
 	if (counted)
 	{
 		/* a row that only counts: zeros, which nothing reads */

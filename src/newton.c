@@ -133,7 +133,7 @@ derivative_sum_bound(UnlearnLoss loss, int64 rows, double loss_sum)
  * The rounding allowance of grad L_b(w) computed from a pass's terms:
  * 2 (n + p) eps (sum |l'_i| + Lambda ||w|| + ||b||).
  */
-double
+static double
 gradient_allowance(UnlearnLoss loss, const PassTerms *terms, double reg,
 				   const double *w, const double *b, int p)
 {
@@ -144,12 +144,39 @@ gradient_allowance(UnlearnLoss loss, const PassTerms *terms, double reg,
 }
 
 /* an upper bound on C = sum_i l''(w.x_i) from a pass's terms */
-double
+static double
 weight_sum_bound(UnlearnLoss loss, const PassTerms *terms)
 {
 	if (loss == LOSS_SQUARED)
 		return 2.0 * terms->rows;
 	return Min(0.25 * terms->rows, Max(terms->loss_sum, 0.0)) * (1.0 + SUM_SLACK);
+}
+
+/*
+ * The regularised terms at w of one class from a pass's data terms, for
+ * Newton's iterates and a re-anchoring (train_pass.c): g, holding the
+ * data gradient on entry, becomes grad L_b(w) = g + Lambda w + b, with
+ * its rounding allowance and the weight-sum bound; given factor (p x p,
+ * full), the Cholesky factor of the pass's H + Lambda I.  Returns false if
+ * that is not positive definite.
+ */
+bool
+regularised_pass_terms(UnlearnLoss loss, double reg, const double *w, const double *b, int p,
+					   const PassTerms *terms, double *g, double *allowance,
+					   double *weight_bound, double *factor)
+{
+	int			j;
+
+	cblas_daxpy(p, reg, w, 1, g, 1);
+	cblas_daxpy(p, 1.0, b, 1, g, 1);
+	*allowance = gradient_allowance(loss, terms, reg, w, b, p);
+	*weight_bound = weight_sum_bound(loss, terms);
+	if (factor == NULL)
+		return true;
+	full_from_packed(terms->hessian, p, factor);
+	for (j = 0; j < p; j++)
+		factor[(Size) j * p + j] += reg;
+	return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, factor, p) == 0;
 }
 
 /*
@@ -163,25 +190,16 @@ take_point(const NewtonProblem *np, int k, const double *w, const PassTerms *ter
 {
 	int			p = np->p;
 	const double *b = np->noise + (Size) k * p;
-	int			j;
-	lapack_int	info;
+	bool		ok;
 
 	memcpy(it->w, w, sizeof(double) * p);
 	memcpy(it->g, terms->gradient, sizeof(double) * p);
-	cblas_daxpy(p, np->reg, w, 1, it->g, 1);
-	cblas_daxpy(p, 1.0, b, 1, it->g, 1);
 	it->objective = terms->loss_sum + 0.5 * np->reg * cblas_ddot(p, w, 1, w, 1) +
 		cblas_ddot(p, b, 1, w, 1);
-	it->allowance = gradient_allowance(np->loss, terms, np->reg, w, b, p);
+	ok = regularised_pass_terms(np->loss, np->reg, w, b, p, terms, it->g, &it->allowance,
+								&it->weight_bound, with_hessian ? it->factor : NULL);
 	it->residual = vec_norm(it->g, p) + it->allowance;
-	it->weight_bound = weight_sum_bound(np->loss, terms);
-	if (!with_hessian)
-		return true;
-	full_from_packed(terms->hessian, p, it->factor);
-	for (j = 0; j < p; j++)
-		it->factor[(Size) j * p + j] += np->reg;
-	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, it->factor, p);
-	return info == 0;
+	return ok;
 }
 
 static void

@@ -835,16 +835,21 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	TrainingScan scan;
 	int			p = m->p;
 	int			K = m->nclasses;
-	int		   *which = palloc(sizeof(int) * K);
-	const double **points = palloc(sizeof(double *) * K);
-	bool	   *hessian = palloc(sizeof(bool) * K);
-	PassTerms  *terms = palloc(sizeof(PassTerms) * K);
-	double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	int		   *which;
+	const double **points;
+	bool	   *hessian;
+	PassTerms  *terms;
+	double	   *full;
 	bool		ok = true;
 	int			k;
 
 	if (!catalog_has_training_passes())
 		return reanchor_loaded(m, factor, weight_bound, g, allowance, rows);
+	which = palloc(sizeof(int) * K);
+	points = palloc(sizeof(double *) * K);
+	hessian = palloc(sizeof(bool) * K);
+	terms = palloc(sizeof(PassTerms) * K);
+	full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 	for (k = 0; k < K; k++)
 	{
 		which[k] = k;
@@ -861,16 +866,9 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 		const double *w = points[k];
 		const double *b = m->noise + (Size) k * p;
 		double	   *gk = g + (Size) k * p;
-		int			j;
 
-		cblas_daxpy(p, m->reg, w, 1, gk, 1);
-		cblas_daxpy(p, 1.0, b, 1, gk, 1);
-		allowance[k] = gradient_allowance(m->loss, &terms[k], m->reg, w, b, p);
-		weight_bound[k] = weight_sum_bound(m->loss, &terms[k]);
-		full_from_packed(factor + PACKED_SIZE(p) * k, p, full);
-		for (j = 0; j < p; j++)
-			full[(Size) j * p + j] += m->reg;
-		ok = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, full, p) == 0;
+		ok = regularised_pass_terms(m->loss, m->reg, w, b, p, &terms[k], gk, &allowance[k],
+									&weight_bound[k], full);
 		if (ok)
 			packed_from_full(full, p, factor + PACKED_SIZE(p) * k);
 	}

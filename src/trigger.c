@@ -176,6 +176,18 @@ new_row_batch(int p, int capacity)
 	return batch;
 }
 
+/* room for one more row in batch (rows of p doubles), doubling *capacity */
+void
+row_batch_reserve(RowBatch *batch, int p, int *capacity)
+{
+	if (batch->count < *capacity)
+		return;
+	*capacity *= 2;
+	batch->x = repalloc_huge(batch->x, sizeof(double) * p * *capacity);
+	batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
+	batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
+}
+
 static void
 keep_row(int p, RowBatch *out, const RowBatch *in, int i)
 {
@@ -222,13 +234,7 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 	while (tuplestore_gettupleslot(ts, true, false, slot))
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (batch->count == capacity)
-		{
-			capacity *= 2;
-			batch->x = repalloc_huge(batch->x, sizeof(double) * m->p * capacity);
-			batch->labels = repalloc(batch->labels, sizeof(char *) * capacity);
-			batch->label_values = repalloc(batch->label_values, sizeof(double) * capacity);
-		}
+		row_batch_reserve(batch, m->p, &capacity);
 		if (slot_row_decode(reader, slot, batch->x + (Size) batch->count * m->p,
 							&batch->labels[batch->count], &batch->label_values[batch->count]))
 			batch->count++;

@@ -326,9 +326,9 @@ typedef struct NewtonProblem
 } NewtonProblem;
 extern void newton_fit(const NewtonProblem *np, double *coef, double *anchor,
 					   double *factor, double *weight_bound, double *residual);
-extern double gradient_allowance(UnlearnLoss loss, const PassTerms *terms, double reg,
-								 const double *w, const double *b, int p);
-extern double weight_sum_bound(UnlearnLoss loss, const PassTerms *terms);
+extern bool regularised_pass_terms(UnlearnLoss loss, double reg, const double *w,
+								   const double *b, int p, const PassTerms *terms, double *g,
+								   double *allowance, double *weight_bound, double *factor);
 
 /* train_pass.c: training and re-anchoring by aggregate passes */
 extern bool reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound,
@@ -601,6 +601,7 @@ extern UnlearnModel *load_owned_model(text *name, Oid caller);
 /* trigger.c */
 extern void trigger_init(void);
 extern RowBatch *new_row_batch(int p, int capacity);
+extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
 extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
 extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
