@@ -1,5 +1,5 @@
 EXTENSION = unlearn
-EXTVERSION = 0.14.0
+EXTVERSION = 0.15.0
 
 MODULE_big = unlearn
 OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
@@ -25,7 +25,8 @@ DATA = sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.1.0--0.2.0.sql \
 	sql/$(EXTENSION)--0.10.0.sql sql/$(EXTENSION)--0.10.0--0.11.0.sql \
 	sql/$(EXTENSION)--0.11.0.sql sql/$(EXTENSION)--0.11.0--0.12.0.sql \
 	sql/$(EXTENSION)--0.12.0.sql sql/$(EXTENSION)--0.12.0--0.13.0.sql \
-	sql/$(EXTENSION)--0.13.0.sql sql/$(EXTENSION)--0.13.0--0.14.0.sql
+	sql/$(EXTENSION)--0.13.0.sql sql/$(EXTENSION)--0.13.0--0.14.0.sql \
+	sql/$(EXTENSION)--0.14.0.sql sql/$(EXTENSION)--0.14.0--0.15.0.sql
 
 TESTS = $(sort $(wildcard test/sql/*.sql))
 REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))

@@ -56,7 +56,7 @@ CREATE TABLE unlearn.models (
 	preprocess	text NOT NULL DEFAULT 'none' CHECK (preprocess IN ('standardize', 'declared', 'none')),
 	centre		float8[],
 	spread		float8[],
-	nulls		text NOT NULL DEFAULT 'error' CHECK (nulls IN ('error', 'skip')),
+	nulls		text NOT NULL DEFAULT 'skip' CHECK (nulls IN ('error', 'skip')),
 	skipped		bigint NOT NULL DEFAULT 0,
 	expressions	boolean[],
 	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
@@ -320,7 +320,8 @@ REVOKE EXECUTE ON FUNCTION unlearn._maintain(), unlearn._forbid_truncate(), unle
 CREATE EVENT TRIGGER unlearn_sql_drop ON sql_drop
 	EXECUTE FUNCTION unlearn._on_sql_drop();
 CREATE EVENT TRIGGER unlearn_ddl_end ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FOREIGN TABLE')
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FOREIGN TABLE', 'CREATE TRIGGER',
+				 'ALTER TRIGGER')
 	EXECUTE FUNCTION unlearn._on_ddl_end();
 
 ------------------------------------------------------------------------
@@ -346,7 +347,7 @@ CREATE FUNCTION unlearn_train(
 	preprocess text DEFAULT 'standardize',
 	centre float8[] DEFAULT NULL,
 	spread float8[] DEFAULT NULL,
-	nulls text DEFAULT 'error',
+	nulls text DEFAULT 'skip',
 	classes text[] DEFAULT NULL,
 	removal text DEFAULT 'immediate')
 RETURNS SETOF unlearn.status

@@ -506,9 +506,13 @@ exact_statement_bound(UnlearnModel *m, const double *w_start, const StepRows *re
 }
 
 /*
- * The rounding allowance of least squares that makes it measure its
- * residual: SQUARED_PRECISION of the size of the gradient's terms at the
- * optimum, Lambda ||w|| + ||b|| (combined over classes).
+ * The precision limit of least squares: SQUARED_PRECISION of the size of
+ * the gradient's terms at the optimum, Lambda ||w|| + ||b|| (combined over
+ * classes).  A residual within it makes w equal the exact minimiser to
+ * that relative precision; a statement whose rounding allowance passes it
+ * (a row with an outlying label, which cancellation makes w forget only
+ * approximately) makes the budget rule measure the residual, and retrain
+ * if the measurement does not fit either.
  */
 #define SQUARED_PRECISION 1e-6
 
@@ -529,14 +533,21 @@ squared_precision_limit(UnlearnModel *m)
 }
 
 /*
- * The most beta may reach: eps'.  Least squares spends only rounding; its
- * limit is the larger of eps' and the precision limit.
+ * The most beta may reach.  For the logistic loss, eps'.  Least squares
+ * spends only rounding, and must stay a refit: with sigma > 0 its limit is
+ * the smaller of eps' and the precision limit, so the certificate never
+ * passes eps' whatever the labels; with sigma = 0 (budget 0, no privacy
+ * claim) it is the precision limit alone.
  */
 double
 budget_limit(UnlearnModel *m)
 {
 	if (m->loss == LOSS_SQUARED)
-		return Max(m->budget, squared_precision_limit(m));
+	{
+		double		precision = squared_precision_limit(m);
+
+		return m->budget > 0.0 ? Min(m->budget, precision) : precision;
+	}
 	return m->budget;
 }
 
@@ -622,6 +633,40 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 		return;
 	}
 	m->status = MODEL_READY;
+	if (m->spent > budget_limit(m))
+	{
+		/* the training residual alone passes the limit: nothing certified to release */
+		ereport(MODEL_WARNING(m),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" withholds its weights: its training residual exceeds its removal budget",
+						m->name),
+				 errdetail("%s", training_residual_detail(m)),
+				 errhint("%s", training_residual_hint(m))));
+		m->status = MODEL_SUSPENDED;
+		memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+	}
+}
+
+/*
+ * What a training whose residual passes the budget limit says: the two
+ * figures, and the step that brings the model back.
+ */
+char *
+training_residual_detail(UnlearnModel *m)
+{
+	return psprintf("The certified training residual is %.6g; the limit is %.6g.",
+					m->spent, budget_limit(m));
+}
+
+char *
+training_residual_hint(UnlearnModel *m)
+{
+	if (m->loss == LOSS_SQUARED)
+		return psprintf("Rounding with labels of this magnitude cannot stay within the budget: "
+						"rescale the label, delete or correct the outlying rows, or retrain with sigma => 0 "
+						"(an exact model with no privacy claim), then unlearn_retrain('%s').", m->name);
+	return psprintf("sigma is too small for this table: train again with sigma => %.3g or more.",
+					m->sigma > 0.0 ? m->sigma * 4.0 * m->spent / m->budget : 1.0);
 }
 
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
@@ -815,9 +860,9 @@ handle_exhausted(UnlearnModel *m)
 				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->name),
 				 measured ?
 				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual %.6g.",
-						   spent_before, m->budget, m->spent) :
+						   spent_before, budget_limit(m), m->spent) :
 				 errdetail("Spent %.6g of %.6g; this change would exceed it.",
-						   spent_before, m->budget),
+						   spent_before, budget_limit(m)),
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
 						 m->name)));
 		m->status = MODEL_SUSPENDED;

@@ -196,14 +196,17 @@ label_from_text(Oid type, const char *text, double *value)
 }
 
 /*
- * Is label one the model takes?  A row whose label is none of a model's
- * declared classes is outside the model, as a row with a null is under
- * nulls => 'skip': nothing refuses it, so no statement, a DELETE's
- * cascade or a retrain included, fails for it.
+ * Is label (of value value) one the model takes?  A row whose label is
+ * none of a model's declared classes, or a least-squares label beyond
+ * UNLEARN_MAX_LABEL in magnitude (or not a number), is outside the model,
+ * as a row with a null is under nulls => 'skip': nothing refuses it, so
+ * no statement, a DELETE's cascade or a retrain included, fails for it.
  */
 bool
-model_takes_label(UnlearnModel *m, const char *label)
+model_takes_label(UnlearnModel *m, const char *label, double value)
 {
+	if (m->loss == LOSS_SQUARED)
+		return fabs(value) <= UNLEARN_MAX_LABEL;
 	return !m->classes_declared || class_position(m->classes, m->nlabels, label) >= 0;
 }
 
@@ -259,6 +262,18 @@ model_null_condition(UnlearnModel *m, bool with_label)
 }
 
 /*
+ * The SQL condition "a least-squares label is within UNLEARN_MAX_LABEL",
+ * compared in the label's own type, as model_takes_label compares its
+ * value (NaN is above every number in SQL, so it is outside).
+ */
+char *
+squared_label_condition(UnlearnModel *m)
+{
+	return psprintf("pg_catalog.abs(%s) OPERATOR(pg_catalog.<=) %s",
+					quote_identifier(m->label), CppAsString2(UNLEARN_MAX_LABEL));
+}
+
+/*
  * Append the SQL condition "the row is in the model": it has a label,
  * under nulls => 'skip' no null in a model column, and with declared
  * classes a label among them (query parameter $param, see
@@ -269,6 +284,8 @@ void
 append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 {
 	appendStringInfo(cond, "%s IS NOT NULL", quote_identifier(m->label));
+	if (m->loss == LOSS_SQUARED)
+		appendStringInfo(cond, " AND %s", squared_label_condition(m));
 	if (m->skip_nulls)
 		appendStringInfo(cond, " AND NOT (%s)", model_null_condition(m, false));
 	if (m->classes_declared)
@@ -577,7 +594,7 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 	if (reader->expressions != NULL)
 		feature_evaluator_fill(reader->expressions, slot, reader->values, reader->isnull);
 	decoded = decode_model_row(m, reader->values, reader->isnull, raw, label, label_value) &&
-		model_takes_label(m, *label);
+		model_takes_label(m, *label, *label_value);
 	if (reader->expressions != NULL)
 		feature_evaluator_reset(reader->expressions);
 	return decoded;

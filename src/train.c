@@ -207,7 +207,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 			}
 			raw = dm->x + i * m->p;
 			if (!decode_spi_row(m, tup, desc, raw, &label, &label_value) ||
-				!model_takes_label(m, label))
+				!model_takes_label(m, label, label_value))
 			{
 				dm->skipped++;
 				continue;

@@ -384,7 +384,8 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 
 	initStringInfo(&q);
 	if (!logistic)
-		key_sql = psprintf("%s IS NULL", label);
+		key_sql = psprintf("CASE WHEN %s IS NULL THEN 1 WHEN %s THEN 0 ELSE 2 END",
+						   label, squared_label_condition(m));
 	else if (text_label)
 		key_sql = psprintf("(%s)::pg_catalog.text COLLATE \"C\"", label);
 	if (m->feature_array && catalog_has_lean_passes())
@@ -431,7 +432,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		Datum		key = SPI_getbinval(tup, desc, 1, &key_null);
 		int64		count = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
 		int64		with_null = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-		bool		no_label = logistic ? key_null : DatumGetBool(key);
+		bool		no_label = logistic ? key_null : DatumGetInt32(key) == 1;
 		char	   *text = NULL;
 		double		value = NAN;
 
@@ -449,6 +450,12 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			skipped += count;
 			continue;
 		}
+		if (!logistic && DatumGetInt32(key) == 2)
+		{
+			/* labels beyond UNLEARN_MAX_LABEL: outside, whatever the null policy */
+			skipped += count;
+			continue;
+		}
 		if (m->skip_nulls)
 		{
 			skipped += with_null;
@@ -458,7 +465,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		{
 			text = label_from_datum(text_label ? TEXTOID : m->column_types[m->nfeatures],
 									key, &value);
-			if (!model_takes_label(m, text))
+			if (!model_takes_label(m, text, value))
 			{
 				skipped += count;
 				continue;

@@ -545,31 +545,17 @@ trained_relation(Relation rel)
 	return relid;
 }
 
-/* does the UPDATE's SET list touch a column of m (or one its expressions read)? */
-static bool
-update_touches_model(UnlearnModel *m, Relation rel, const Bitmapset *updated)
-{
-	ListCell   *lc;
-
-	if (updated == NULL)
-		return true;
-	foreach(lc, model_read_columns(m))
-	{
-		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), strVal(lfirst(lc)));
-
-		if (attnum <= 0 ||
-			bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, updated))
-			return true;
-	}
-	return false;
-}
-
 /*
- * BEFORE ... FOR EACH STATEMENT: lock the models this statement may
- * change, in model-name order, before the statement locks any row of the
- * table.  So a writer never waits for a model while holding row locks of
- * this statement, and admin functions (which lock the table first) never
- * wait for a writer that waits for them.
+ * BEFORE ... FOR EACH STATEMENT: lock every model of the table, in
+ * model-name order, before the statement locks any row of the table, and
+ * hold the locks to the end of the transaction.  Every INSERT, UPDATE and
+ * DELETE does so, an UPDATE of columns no model reads included: a
+ * transaction that holds a row lock of the table then always holds its
+ * models' locks as well, so no writer ever waits for a model while another
+ * waits for its rows, across the statements of a transaction too (the
+ * order relation-level locks before row locks, as PostgreSQL's own).
+ * Admin functions (which lock the table first) never wait for a writer
+ * that waits for them.
  */
 static void
 before_statement(TriggerData *td, List *refs, PendingChange *pc)
@@ -582,13 +568,6 @@ before_statement(TriggerData *td, List *refs, PendingChange *pc)
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
 		MemoryContext cxt = CurrentMemoryContext;
 
-		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
-		{
-			UnlearnModel *m = load_model_for_change(ref->name, false);
-
-			if (m == NULL || !update_touches_model(m, td->tg_relation, td->tg_updatedcols))
-				continue;
-		}
 		PG_TRY();
 		{
 			catalog_lock_model(ref->name);
@@ -977,9 +956,9 @@ check_triggers_intact(const char *where, bool all_present)
 							 "LATERAL (SELECT pg_catalog.count(*) AS present, "
 							 " pg_catalog.count(*) FILTER (WHERE g.tgenabled = 'A') AS enabled "
 							 " FROM pg_catalog.pg_trigger g "
-							 " WHERE g.tgrelid = t.relid AND g.tgname IN ('unlearn_before_write', "
-							 " 'unlearn_after_delete', 'unlearn_after_insert', 'unlearn_after_update', "
-							 " 'unlearn_before_truncate', 'unlearn_after_row')) g, "
+							 " JOIN pg_catalog.pg_proc f ON f.oid = g.tgfoid "
+							 " AND f.pronamespace = 'unlearn'::pg_catalog.regnamespace "
+							 " WHERE g.tgrelid = t.relid AND g.tgname IN (" UNLEARN_TRIGGER_NAMES ")) g, "
 							 "LATERAL (SELECT c.relkind = 'f' AS is_foreign FROM pg_catalog.pg_class c "
 							 " WHERE c.oid = t.relid) c "
 							 "WHERE g.enabled <> %s",
@@ -1148,6 +1127,37 @@ refuse_retyped_columns(void)
 	refuse_changed_columns(relids, columns, "retype");
 }
 
+/*
+ * CREATE TRIGGER or ALTER TRIGGER ... RENAME on a table of a trained tree
+ * that would leave one of the extension's trigger functions under another
+ * name, or another function under one of the extension's trigger names:
+ * the table's writes would then miss its models, or fail.  Refused at the
+ * DDL, so that the table keeps working and nothing else is affected.
+ */
+static void
+refuse_trigger_impostors(void)
+{
+	if (SPI_execute("SELECT g.tgname, g.tgrelid::pg_catalog.regclass::pg_catalog.text "
+					"FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+					"JOIN pg_catalog.pg_trigger g ON g.oid = c.objid "
+					"JOIN pg_catalog.pg_proc f ON f.oid = g.tgfoid "
+					"WHERE c.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass "
+					"AND (f.pronamespace = 'unlearn'::pg_catalog.regnamespace) <> "
+					"(g.tgname IN (" UNLEARN_TRIGGER_NAMES ")) "
+					"AND EXISTS (SELECT 1 FROM unlearn.models m, pg_catalog.pg_partition_tree(m.source) p "
+					"WHERE p.relid = g.tgrelid) LIMIT 1",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the DDL commands");
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("trigger \"%s\" of table %s cannot take or leave a name of the unlearn triggers",
+						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1),
+						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2)),
+				 errdetail("The table's models rely on their triggers, under their names, to forget deleted rows."),
+				 errhint("Drop the table's models with unlearn_drop() first, or give your trigger another name.")));
+}
+
 /* an inheritance child of a trained table would bypass its triggers */
 static void
 refuse_inheritance_children(void)
@@ -1220,7 +1230,13 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	if (!unlearn_changing_triggers)
 	{
 		sync_partition_sets(ctx.caller);
-		check_triggers_intact("", true);
+		/* only the trees that lost a trigger: DDL elsewhere is none of ours */
+		check_triggers_intact("WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() d, "
+							  "pg_catalog.pg_partition_tree(source) p "
+							  "WHERE d.object_type = 'trigger' "
+							  "AND d.address_names[3] IN (" UNLEARN_TRIGGER_NAMES ") "
+							  "AND p.relid = pg_catalog.to_regclass(pg_catalog.quote_ident(d.address_names[1]) "
+							  "|| '.' || pg_catalog.quote_ident(d.address_names[2])))", true);
 	}
 	leave_extension_context(&ctx);
 	SPI_finish();
@@ -1242,6 +1258,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
+	refuse_trigger_impostors();
 	refuse_inheritance_children();
 	refuse_retyped_columns();
 	sync_partition_sets(ctx.caller);

@@ -408,6 +408,12 @@ unlearn_train(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("label column \"%s\" has a single class", m->label),
 				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
+	if (m->spent > budget_limit(m))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the training residual of model \"%s\" exceeds its removal budget", m->name),
+				 errdetail("%s", training_residual_detail(m)),
+				 errhint("%s", training_residual_hint(m))));
 	m->retrained_now = true;
 	catalog_insert_model(m);
 	catalog_attach_triggers(relid);

@@ -424,7 +424,13 @@ extern char *label_from_base_datum(Oid base, Datum d, double *value);
 extern void model_null_label_error(UnlearnModel *m);
 extern void model_null_feature_error(UnlearnModel *m, int j);
 extern double numeric_datum_to_double(Oid base, Datum d);
-extern bool model_takes_label(UnlearnModel *m, const char *label);
+/*
+ * The largest least-squares label a model takes: beyond it the squared
+ * loss of a row could overflow, so such a row is outside the model
+ */
+#define UNLEARN_MAX_LABEL 1e100
+extern bool model_takes_label(UnlearnModel *m, const char *label, double value);
+extern char *squared_label_condition(UnlearnModel *m);
 extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
 extern char *model_null_element_condition(const char *col);
 extern char *model_null_condition(UnlearnModel *m, bool with_label);
@@ -571,6 +577,8 @@ extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *ad
 extern bool class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 extern double budget_limit(UnlearnModel *m);
+extern char *training_residual_detail(UnlearnModel *m);
+extern char *training_residual_hint(UnlearnModel *m);
 extern bool reanchor_into(UnlearnModel *m, double *matrices);
 
 /* state_store.c */
@@ -599,6 +607,10 @@ extern double model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const doub
 extern UnlearnModel *load_owned_model(text *name, Oid caller);
 
 /* trigger.c */
+/* the names of the triggers the extension attaches, as an SQL list */
+#define UNLEARN_TRIGGER_NAMES "'unlearn_before_write', 'unlearn_after_delete', " \
+	"'unlearn_after_insert', 'unlearn_after_update', 'unlearn_before_truncate', 'unlearn_after_row'"
+
 extern void trigger_init(void);
 extern RowBatch *new_row_batch(int p, int capacity);
 extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);

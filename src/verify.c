@@ -122,6 +122,8 @@ load_owned_model(text *name, Oid caller)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" releases no weights: its state is \"%s\"",
 						m->name, model_status_name(m->status)),
+				 m->status == MODEL_SUSPENDED ?
+				 errhint("unlearn_retrain('%s') brings it back, once what suspended it (see the ledger and the last WARNING) is mended.", m->name) :
 				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->name)));
 	catalog_load_state(m, false);
 	return m;
@@ -167,8 +169,8 @@ unlearn_verify(PG_FUNCTION_ARGS)
 
 	values[0] = Float8GetDatum(residual);
 	values[1] = Float8GetDatum(m->spent);
-	values[2] = Float8GetDatum(m->budget);
-	values[3] = BoolGetDatum(residual <= m->spent);
+	values[2] = Float8GetDatum(budget_limit(m));
+	values[3] = BoolGetDatum(residual <= m->spent && m->spent <= budget_limit(m));
 	values[4] = Float8GetDatum(sqrt(distance));
 	values[5] = Float8GetDatum(model_accuracy(m, &dm, m->coef));
 	values[6] = Float8GetDatum(model_accuracy(m, &dm, retrained));
