@@ -151,10 +151,27 @@ check_model_owner(UnlearnModel *m, Oid caller)
 void
 check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint)
 {
+	bool		exists = get_rel_name(m->source) != NULL;
+
+	if (exists && pg_class_ownercheck(m->source, caller))
+		return;
 	if (has_privs_of_role(caller, m->owner))
+	{
+		/*
+		 * A model owner who may no longer read the table must not lock it
+		 * (these functions lock it to the end of the transaction, and
+		 * erasure would wait): its table's owner acts instead.
+		 */
+		if (exists && pg_class_aclcheck(m->source, caller, ACL_SELECT) != ACLCHECK_OK &&
+			pg_attribute_aclcheck_all(m->source, caller, ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("the owner of model \"%s\" may no longer read its table", m->name),
+					 errdetail("This function locks the table, which only a role that may read it or owns it may do."),
+					 errhint("The owner of table %s, or a superuser, can do it.",
+							 relation_qualified_name(m->source))));
 		return;
-	if (get_rel_name(m->source) != NULL && pg_class_ownercheck(m->source, caller))
-		return;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("must be owner of model \"%s\" or of its table", m->name),

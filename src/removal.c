@@ -533,22 +533,28 @@ squared_precision_limit(UnlearnModel *m)
 }
 
 /*
- * The most beta may reach.  For the logistic loss, eps'.  Least squares
- * spends only rounding, and must stay a refit: with sigma > 0 its limit is
- * the smaller of eps' and the precision limit, so the certificate never
- * passes eps' whatever the labels; with sigma = 0 (budget 0, no privacy
- * claim) it is the precision limit alone.
+ * The most beta may reach: eps', whatever the loss and the labels.  With
+ * sigma = 0 (budget 0, no privacy claim) least squares, which spends only
+ * rounding, stays exact to the precision limit instead, and the logistic
+ * loss retrains at every change.
  */
 double
 budget_limit(UnlearnModel *m)
 {
-	if (m->loss == LOSS_SQUARED)
-	{
-		double		precision = squared_precision_limit(m);
-
-		return m->budget > 0.0 ? Min(m->budget, precision) : precision;
-	}
+	if (m->loss == LOSS_SQUARED && m->budget == 0.0)
+		return squared_precision_limit(m);
 	return m->budget;
+}
+
+/*
+ * Does a model whose noise certifies something (sigma > 0) start beyond
+ * its budget?  Its training residual alone passes eps': nothing it could
+ * release is certified.
+ */
+bool
+training_exceeds_budget(UnlearnModel *m)
+{
+	return m->budget > 0.0 && m->spent > budget_limit(m);
 }
 
 /* Would beta pass the budget? */
@@ -633,7 +639,7 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 		return;
 	}
 	m->status = MODEL_READY;
-	if (m->spent > budget_limit(m))
+	if (training_exceeds_budget(m))
 	{
 		/* the training residual alone passes the limit: nothing certified to release */
 		ereport(MODEL_WARNING(m),
@@ -661,12 +667,14 @@ training_residual_detail(UnlearnModel *m)
 char *
 training_residual_hint(UnlearnModel *m)
 {
+	double		sigma = m->sigma * 4.0 * m->spent / m->budget;
+
 	if (m->loss == LOSS_SQUARED)
-		return psprintf("Rounding with labels of this magnitude cannot stay within the budget: "
-						"rescale the label, delete or correct the outlying rows, or retrain with sigma => 0 "
-						"(an exact model with no privacy claim), then unlearn_retrain('%s').", m->name);
+		return psprintf("sigma is too small for the magnitude of this table's labels: train again with "
+						"sigma => %.3g or more, or rescale the label, or delete or correct its outlying rows "
+						"and run unlearn_retrain('%s').", sigma, m->name);
 	return psprintf("sigma is too small for this table: train again with sigma => %.3g or more.",
-					m->sigma > 0.0 ? m->sigma * 4.0 * m->spent / m->budget : 1.0);
+					sigma);
 }
 
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */

@@ -146,7 +146,7 @@ scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose, const char *comman
 	scan->raw_sql = raw_features_sql(m);
 
 	initStringInfo(&filter);
-	if (m->skip_nulls || m->classes_declared)
+	if (m->skip_nulls || m->classes_declared || m->loss == LOSS_SQUARED)
 	{
 		appendStringInfoString(&filter, " WHERE ");
 		append_model_row_condition(m, &filter, PARAM_DECLARED);

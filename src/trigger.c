@@ -1144,8 +1144,9 @@ refuse_trigger_impostors(void)
 					"WHERE c.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass "
 					"AND (f.pronamespace = 'unlearn'::pg_catalog.regnamespace) <> "
 					"(g.tgname IN (" UNLEARN_TRIGGER_NAMES ")) "
-					"AND EXISTS (SELECT 1 FROM unlearn.models m, pg_catalog.pg_partition_tree(m.source) p "
-					"WHERE p.relid = g.tgrelid) LIMIT 1",
+					"AND EXISTS (SELECT 1 FROM unlearn.models m WHERE g.tgrelid IN "
+					"(SELECT m.source UNION SELECT p.relid FROM pg_catalog.pg_partition_tree(m.source) p)) "
+					"LIMIT 1",
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the DDL commands");
 	if (SPI_processed > 0)
@@ -1231,12 +1232,13 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	{
 		sync_partition_sets(ctx.caller);
 		/* only the trees that lost a trigger: DDL elsewhere is none of ours */
-		check_triggers_intact("WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() d, "
-							  "pg_catalog.pg_partition_tree(source) p "
+		check_triggers_intact("WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() d "
 							  "WHERE d.object_type = 'trigger' "
 							  "AND d.address_names[3] IN (" UNLEARN_TRIGGER_NAMES ") "
-							  "AND p.relid = pg_catalog.to_regclass(pg_catalog.quote_ident(d.address_names[1]) "
-							  "|| '.' || pg_catalog.quote_ident(d.address_names[2])))", true);
+							  "AND pg_catalog.to_regclass(pg_catalog.quote_ident(d.address_names[1]) "
+							  "|| '.' || pg_catalog.quote_ident(d.address_names[2])) IN "
+							  "(SELECT source UNION SELECT p.relid FROM pg_catalog.pg_partition_tree(source) p))",
+							  true);
 	}
 	leave_extension_context(&ctx);
 	SPI_finish();

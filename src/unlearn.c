@@ -408,7 +408,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("label column \"%s\" has a single class", m->label),
 				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
-	if (m->spent > budget_limit(m))
+	if (training_exceeds_budget(m))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the training residual of model \"%s\" exceeds its removal budget", m->name),

@@ -577,6 +577,7 @@ extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *ad
 extern bool class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 extern double budget_limit(UnlearnModel *m);
+extern bool training_exceeds_budget(UnlearnModel *m);
 extern char *training_residual_detail(UnlearnModel *m);
 extern char *training_residual_hint(UnlearnModel *m);
 extern bool reanchor_into(UnlearnModel *m, double *matrices);

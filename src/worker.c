@@ -62,6 +62,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 
 PGDLLEXPORT void unlearn_launcher_main(Datum arg);
 PGDLLEXPORT void unlearn_database_worker_main(Datum arg);
@@ -69,6 +70,7 @@ PGDLLEXPORT void unlearn_database_worker_main(Datum arg);
 static bool unlearn_worker_enabled = true;
 static double unlearn_worker_reanchor_at = 0.75;
 static int	worker_naptime = 10;
+static int	worker_model_timeout = 600000;
 
 #define MAX_REQUESTS 16
 
@@ -147,7 +149,13 @@ reanchor_due(UnlearnModel *m, double spent, double measured)
 {
 	double		limit = budget_limit(m);
 
-	measured = Min(measured, limit);
+	/*
+	 * a last measurement that did not fit (a model exact at sigma = 0 on
+	 * a table whose rounding passes its precision limit) would not fit
+	 * after another one either: the worker leaves it to the statements
+	 */
+	if (measured >= limit)
+		return false;
 	return unlearn_reanchor && limit > 0 &&
 		spent - measured >= unlearn_worker_reanchor_at * (limit - measured);
 }
@@ -456,9 +464,17 @@ refresh_in_transaction(const char *name, bool warm)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_LOCAL, true, 0, false);
+		/*
+		 * A table owner's code (an index predicate, say) runs in every
+		 * pass: one model's work may not hold the worker, and with it every
+		 * other model of every database, for longer than this
+		 */
+		if (worker_model_timeout > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, worker_model_timeout);
 		pgstat_report_activity(STATE_RUNNING, name);
 		enter_extension_context(&ctx);
 		outcome = refresh_model(name, warm);
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		leave_extension_context(&ctx);
 		SPI_finish();
 		PopActiveSnapshot();
@@ -467,6 +483,7 @@ refresh_in_transaction(const char *name, bool warm)
 	PG_CATCH();
 	{
 		HOLD_INTERRUPTS();
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(cxt);
 		EmitErrorReport();
 		FlushErrorState();
@@ -519,6 +536,12 @@ worker_init(void)
 	DefineCustomIntVariable("unlearn.worker_naptime",
 							"Seconds between the maintenance worker's rounds over all databases.",
 							NULL, &worker_naptime, 10, 1, 86400, PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("unlearn.worker_model_timeout",
+							"Longest time the maintenance worker spends on one model.",
+							"Work on a model that takes longer is cancelled, logged and taken again in a "
+							"later round; 0 sets no limit.",
+							&worker_model_timeout, 600000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomRealVariable("unlearn.worker_reanchor_at",
 							 "Share of a model's removal budget spent at which the worker re-anchors it.",

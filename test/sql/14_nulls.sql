@@ -79,7 +79,7 @@ CREATE TABLE nl_lsq_refit AS SELECT * FROM nl_lsq
 	WHERE target IS NOT NULL AND bmi IS NOT NULL AND s3 IS NOT NULL;
 SELECT model FROM unlearn_train('nl_lsq_refit', 'nl_lsq_refit', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								loss => 'squared', lambda => (SELECT reg / rows FROM unlearn.models WHERE model = 'nl_lsq'),
-								sigma => 0);
+								sigma => 0, nulls => 'error');
 SELECT max(abs(a - b)) / max(abs(b)) < 1e-9 AS equals_refit
 FROM unnest(unlearn_coef('nl_lsq'), unlearn_coef('nl_lsq_refit')) AS u(a, b);
 SELECT a.centre = b.centre AND a.spread = b.spread AS same_map
@@ -101,7 +101,7 @@ FROM unlearn.models WHERE model = 'nl';
 -- 5. scoring and evaluation leave such rows out too
 SELECT count(*) AS scored, count(s.label) AS with_label FROM nl t, unlearn_score_row('nl', t) s;
 SELECT rows, skipped FROM unlearn_evaluate('nl');
--- nulls => 'error' (the default) refuses them, naming the column, not the row
+-- nulls => 'error' refuses them, naming the column, not the row
 UPDATE nl_lsq_refit SET bmi = NULL WHERE id = 3;
 SELECT unlearn_predict('nl_lsq', ARRAY[1, 2, NULL, 4, 5, 6, 7, 8, 9, 10]::float8[]);
 
@@ -127,7 +127,7 @@ SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', nulls => NULL);
 CREATE TABLE nl_empty (id int, y int, a float8);
 INSERT INTO nl_empty VALUES (1, 1, NULL), (2, NULL, 2);
 SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', nulls => 'skip');
-SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}');
+SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', nulls => 'error');
 
 -- 8. erasure is never refused: every row but one deleted
 DELETE FROM nl_lsq WHERE id <> 1;

@@ -91,7 +91,7 @@ SELECT model, rows, skipped FROM unlearn_train('tp_names', 'tp_names', 'key', '{
 SELECT rows = (SELECT count(*) FROM tp_names WHERE key IN ('low', 'high') AND id <> 5001) AS rows_match
 FROM unlearn.models WHERE model = 'tp_names';
 -- under nulls => 'error' the null element is refused
-SELECT model FROM unlearn_train('tp_names_strict', 'tp_names', 'key', '{s}', classes => '{low,high}');
+SELECT model FROM unlearn_train('tp_names_strict', 'tp_names', 'key', '{s}', classes => '{low,high}', nulls => 'error');
 SELECT unlearn_drop('tp_names');
 DROP TABLE tp_names;
 

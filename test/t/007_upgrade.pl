@@ -2,11 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.14.0, through 0.2.0 to 0.13.0).  The models are trained by
+# install's (0.15.0, through 0.2.0 to 0.14.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0 and 0.13.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0 and 0.14.0.
 use strict;
 use warnings;
 
@@ -35,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.14.0', 'updated to 0.14.0 (through 0.2.0 to 0.13.0)');
+	'0.15.0', 'updated to 0.15.0 (through 0.2.0 to 0.14.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -387,6 +387,28 @@ like($node->safe_psql('from0130', $gradient_pass), qr/Gather.*Partial Aggregate/
 	'after the update it is planned with parallel workers');
 is($node->safe_psql('from0130', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.13.0 equals a fresh install');
+
+# 0.14.0 to 0.15.0: nulls => 'skip' is the default, and the DDL event
+# trigger sees CREATE TRIGGER and ALTER TRIGGER, so that renaming an
+# extension trigger is refused (on 0.14.0 it went through)
+my $rename = q{ALTER TRIGGER unlearn_after_delete ON t RENAME TO parked};
+$node->safe_psql('postgres', 'CREATE DATABASE from0140');
+$node->safe_psql('from0140', "CREATE EXTENSION unlearn VERSION '0.14.0'");
+$node->safe_psql('from0140', q{
+CREATE TABLE t AS SELECT g AS id, g % 2 = 0 AS y, sin(g) AS a FROM generate_series(1, 50) g;
+SELECT 1 FROM unlearn_train('m', 't', 'y', '{a}', sigma => 5);
+});
+$node->safe_psql('from0140', 'BEGIN; ' . $rename . '; ROLLBACK');
+$node->safe_psql('from0140', 'ALTER EXTENSION unlearn UPDATE');
+my ($rc, $stdout, $stderr) = $node->psql('from0140', $rename);
+like($stderr, qr/cannot take or leave a name of the unlearn triggers/,
+	'after the update renaming an extension trigger is refused');
+$node->safe_psql('from0140', "SELECT unlearn_drop('m'); INSERT INTO t VALUES (51, NULL, 1)");
+is($node->safe_psql('from0140', q{SELECT 1 FROM unlearn_train('n', 't', 'y', '{a}', sigma => 5);
+	SELECT nulls || skipped FROM unlearn.models WHERE model = 'n'}), "1\nskip1",
+	'after the update a model leaves rows with nulls out by default');
+is($node->safe_psql('from0140', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.14.0 equals a fresh install');
 
 $node->stop;
 done_testing();

@@ -1,0 +1,64 @@
+-- A table owner who renames or impersonates the extension's triggers, and a
+-- model owner who lost its rights on the table: neither can stop erasure on
+-- that table, nor DDL anywhere else.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+CREATE ROLE hd_owner;
+CREATE ROLE hd_modeler;
+GRANT CREATE ON SCHEMA public TO hd_owner;
+SET ROLE hd_owner;
+CREATE TABLE hd (id int PRIMARY KEY, y boolean, a float8, b float8);
+INSERT INTO hd SELECT g, g % 3 = 0, sin(g), cos(g) FROM generate_series(1, 300) g;
+GRANT SELECT, TRIGGER ON hd TO hd_modeler;
+CREATE FUNCTION hd_noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+RESET ROLE;
+SET ROLE hd_modeler;
+SELECT model FROM unlearn_train('hd_m', 'hd', 'y', '{a,b}', sigma => 5);
+RESET ROLE;
+
+-- 1. the table owner's attack of the issue: rename the DELETE trigger and
+-- put its own under the name; both are refused at the DDL
+SET ROLE hd_owner;
+ALTER TRIGGER unlearn_after_delete ON hd RENAME TO parked;
+CREATE TRIGGER unlearn_after_row AFTER DELETE ON hd FOR EACH STATEMENT EXECUTE FUNCTION hd_noop();
+DROP TRIGGER unlearn_after_delete ON hd;
+-- its own triggers under its own names are its business
+CREATE TRIGGER mine AFTER DELETE ON hd FOR EACH STATEMENT EXECUTE FUNCTION hd_noop();
+ALTER TRIGGER mine ON hd RENAME TO mine2;
+DROP TRIGGER mine2 ON hd;
+-- erasure goes on, and the model follows it
+DELETE FROM hd WHERE id <= 3;
+RESET ROLE;
+SELECT rows = (SELECT count(*) FROM hd) AS in_step FROM unlearn.models WHERE model = 'hd_m';
+
+-- 2. a table whose triggers were broken (here by a superuser's catalog
+-- edit) stops no DDL on other objects: the check looks at the tables the
+-- DDL touched only
+BEGIN;
+UPDATE pg_catalog.pg_trigger SET tgname = 'parked'
+WHERE tgrelid = 'hd'::regclass AND tgname = 'unlearn_after_delete';
+CREATE TABLE hd_other (x int);
+DROP TABLE hd_other;
+CREATE FUNCTION hd_f() RETURNS int LANGUAGE sql AS 'SELECT 1';
+DROP FUNCTION hd_f();
+ROLLBACK;
+
+-- 3. a model owner who may no longer read the table cannot lock it (and
+-- hold erasure up in an open transaction): its table's owner acts instead
+SET ROLE hd_owner;
+REVOKE ALL ON hd FROM hd_modeler;
+RESET ROLE;
+SET ROLE hd_modeler;
+SELECT unlearn_drop('hd_m');
+RESET ROLE;
+SET ROLE hd_owner;
+SELECT unlearn_drop('hd_m');
+RESET ROLE;
+SELECT count(*) AS models FROM unlearn.models WHERE model = 'hd_m';
+
+DROP TABLE hd;
+DROP FUNCTION hd_noop();
+REVOKE CREATE ON SCHEMA public FROM hd_owner;
+DELETE FROM unlearn.ledger WHERE model = 'hd_m';
+DROP ROLE hd_owner;
+DROP ROLE hd_modeler;
