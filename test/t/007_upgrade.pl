@@ -400,8 +400,8 @@ SELECT 1 FROM unlearn_train('m', 't', 'y', '{a}', sigma => 5);
 });
 $node->safe_psql('from0140', 'BEGIN; ' . $rename . '; ROLLBACK');
 $node->safe_psql('from0140', 'ALTER EXTENSION unlearn UPDATE');
-my ($rc, $stdout, $stderr) = $node->psql('from0140', $rename);
-like($stderr, qr/cannot take or leave a name of the unlearn triggers/,
+my (undef, undef, $rename_err) = $node->psql('from0140', $rename);
+like($rename_err, qr/cannot take or leave a name of the unlearn triggers/,
 	'after the update renaming an extension trigger is refused');
 $node->safe_psql('from0140', "SELECT unlearn_drop('m'); INSERT INTO t VALUES (51, NULL, 1)");
 is($node->safe_psql('from0140', q{SELECT 1 FROM unlearn_train('n', 't', 'y', '{a}', sigma => 5);
