@@ -264,13 +264,17 @@ model_null_condition(UnlearnModel *m, bool with_label)
 /*
  * The SQL condition "a least-squares label is within UNLEARN_MAX_LABEL",
  * compared in the label's own type, as model_takes_label compares its
- * value (NaN is above every number in SQL, so it is outside).
+ * value (NaN is above every number in SQL, so it is outside).  Two
+ * comparisons rather than abs(), which raises for the smallest integer of
+ * each integer type: no row may make the condition fail.
  */
 char *
 squared_label_condition(UnlearnModel *m)
 {
-	return psprintf("pg_catalog.abs(%s) OPERATOR(pg_catalog.<=) %s",
-					quote_identifier(m->label), CppAsString2(UNLEARN_MAX_LABEL));
+	const char *label = quote_identifier(m->label);
+
+	return psprintf("(%s OPERATOR(pg_catalog.>=) (-%s) AND %s OPERATOR(pg_catalog.<=) %s)",
+					label, CppAsString2(UNLEARN_MAX_LABEL), label, CppAsString2(UNLEARN_MAX_LABEL));
 }
 
 /*

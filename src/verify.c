@@ -139,6 +139,7 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	double	   *factor;
 	double	   *anchor;
 	double		residual,
+				limit,
 				distance = 0.0;
 	Datum		values[7];
 	bool		nulls[7] = {false, false, false, false, false, false, false};
@@ -169,8 +170,9 @@ unlearn_verify(PG_FUNCTION_ARGS)
 
 	values[0] = Float8GetDatum(residual);
 	values[1] = Float8GetDatum(m->spent);
-	values[2] = Float8GetDatum(budget_limit(m));
-	values[3] = BoolGetDatum(residual <= m->spent && m->spent <= budget_limit(m));
+	limit = budget_limit(m);
+	values[2] = Float8GetDatum(limit);
+	values[3] = BoolGetDatum(residual <= m->spent && m->spent <= limit);
 	values[4] = Float8GetDatum(sqrt(distance));
 	values[5] = Float8GetDatum(model_accuracy(m, &dm, m->coef));
 	values[6] = Float8GetDatum(model_accuracy(m, &dm, retrained));

@@ -82,6 +82,17 @@ SELECT model, rows, skipped FROM unlearn_train('sq_big', 'sq', 'y', '{a,b,c}', l
 SELECT unlearn_drop('sq_big');
 DELETE FROM sq WHERE id = 100008;
 
+-- the smallest integer of an integer label (whose abs() would raise) is
+-- an ordinary label: training, a retrain and a DELETE go through
+CREATE TABLE sq_int (id int PRIMARY KEY, y bigint, a float8);
+INSERT INTO sq_int SELECT g, g % 5, sin(g) FROM generate_series(1, 50) g;
+INSERT INTO sq_int VALUES (51, -9223372036854775807 - 1, 0.5);
+SELECT model, rows, skipped FROM unlearn_train('sq_int', 'sq_int', 'y', '{a}', loss => 'squared', sigma => 0);
+SELECT rows FROM unlearn_retrain('sq_int');
+DELETE FROM sq_int WHERE id = 51;
+SELECT rows = (SELECT count(*) FROM sq_int) AS in_step FROM unlearn.models WHERE model = 'sq_int';
+DROP TABLE sq_int;
+
 -- 3. random statements with labels from 1 to 1e300 among ordinary rows:
 -- every check holds after each (counts of the statements whose checks fail)
 SELECT setseed(0.25);
