@@ -172,13 +172,16 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 	double		new_value = 0.0;
 	bool		old_in = false;
 	bool		new_in = false;
+	bool		old_failed = false;
+	bool		new_failed = false;
 
 	suspend_if_owner_may_not_read(m, caller);
 	reader = slot_row_reader_begin(m, td->tg_relation);
 	if (TRIGGER_FIRED_BY_DELETE(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
 		old_raw = palloc0(sizeof(double) * m->p);
-		old_in = slot_row_decode(reader, td->tg_trigslot, old_raw, &old_label, &old_value);
+		old_in = slot_row_decode_guarded(reader, td->tg_trigslot, old_raw, &old_label,
+										 &old_value, &old_failed);
 	}
 	if (TRIGGER_FIRED_BY_INSERT(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
@@ -186,9 +189,12 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 			td->tg_trigslot;
 
 		new_raw = palloc0(sizeof(double) * m->p);
-		new_in = slot_row_decode(reader, slot, new_raw, &new_label, &new_value);
+		new_in = slot_row_decode_guarded(reader, slot, new_raw, &new_label, &new_value,
+										 &new_failed);
 	}
 	slot_row_reader_end(reader);
+	if (old_failed || new_failed)
+		suspend_for_failed_expression(m, caller);
 
 	/* an UPDATE that leaves the model's view of the row as it was */
 	if (old_raw != NULL && new_raw != NULL && old_in == new_in &&

@@ -203,6 +203,7 @@ typedef struct ExprCheck
 	const char *model;
 	Oid			bad_function;
 	int			depth;			/* of the node being checked */
+	bool		linear;			/* only operations of linear cost (below) */
 } ExprCheck;
 
 /*
@@ -288,6 +289,99 @@ check_collation_built_in(Oid collation, ExprCheck *c)
 				 errhint(EXPRESSION_RULE_HINT)));
 }
 
+
+/*
+ * Operations of linear cost.  A model whose owner does not own its table
+ * evaluates its expressions in every writer's statement, so the owner of
+ * such a model may use only operations whose cost is linear in their
+ * operands, which are the row's values and the expression's constants:
+ *
+ *	- functions and operators over fixed-size types (FIXED_COST_TYPE:
+ *	  booleans, integers, floats, dates, timestamps, intervals) with a
+ *	  result of such a type, each O(1);
+ *	- casts to or from such a type (numeric to double precision and
+ *	  back), linear in the operand;
+ *	- B-tree comparisons (=, <>, <, <=, >, >=, IN, NULLIF, GREATEST,
+ *	  LEAST) of any allowed type, text and numeric included, linear in
+ *	  the operands under the built-in collations;
+ *	- CASE, COALESCE, AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE.
+ *
+ * Not, for example, repeat(), lpad() or || (whose result grows with a
+ * constant), regular expressions or LIKE (whose matching is not linear),
+ * or numeric arithmetic (quadratic in the digits).  With the length of
+ * its text bounded by MAX_LINEAR_EXPRESSION, an expression then costs at
+ * most a constant times that length times the row's width per row.
+ */
+#define MAX_LINEAR_EXPRESSION 4096
+
+static bool
+fixed_cost_type(Oid type)
+{
+	switch (type)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case INTERVALOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static void
+refuse_nonlinear(ExprCheck *c, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("feature expression \"%s\" of model \"%s\" uses %s, which only the table's owner may attach",
+					c->text, c->model, what),
+			 errdetail("The table's writers evaluate a model's expressions in each statement, so the owner of a model on another role's table may use only operations of linear cost."),
+			 errhint("Use comparisons, CASE, COALESCE and arithmetic on integers, floats, dates and intervals (cast numeric columns to double precision), or ask the table's owner to train the model.")));
+}
+
+/* an operator of linear cost: over fixed-size types, or a B-tree comparison */
+static void
+check_linear_operator(Oid opno, ExprCheck *c)
+{
+	Oid			left,
+				right;
+
+	op_input_types(opno, &left, &right);
+	if (fixed_cost_type(get_op_rettype(opno)) &&
+		(!OidIsValid(left) || fixed_cost_type(left)) && fixed_cost_type(right))
+		return;
+	if (get_op_btree_interpretation(opno) != NIL)
+		return;
+	refuse_nonlinear(c, psprintf("operator %s", format_operator(opno)));
+}
+
+/* a function of linear cost: over fixed-size types, or a cast to or from one */
+static void
+check_linear_function(FuncExpr *f, ExprCheck *c)
+{
+	ListCell   *lc;
+
+	if ((f->funcformat == COERCE_EXPLICIT_CAST || f->funcformat == COERCE_IMPLICIT_CAST) &&
+		(fixed_cost_type(f->funcresulttype) ||
+		 fixed_cost_type(exprType((Node *) linitial(f->args)))))
+		return;
+	if (fixed_cost_type(f->funcresulttype))
+	{
+		foreach(lc, f->args)
+			if (!fixed_cost_type(exprType((Node *) lfirst(lc))))
+				break;
+		if (lc == NULL)
+			return;
+	}
+	refuse_nonlinear(c, psprintf("function %s", format_procedure(f->funcid)));
+}
+
 /* the walker of the analysed tree: a closed list of node kinds */
 static bool
 check_node(Node *node, ExprCheck *c)
@@ -326,15 +420,22 @@ check_node(Node *node, ExprCheck *c)
 		case T_NullIfExpr:
 			/* an operator a role made could be dropped or made again */
 			check_operator_built_in(((OpExpr *) node)->opno, c);
+			if (c->linear)
+				check_linear_operator(((OpExpr *) node)->opno, c);
 			break;
 		case T_ScalarArrayOpExpr:
 			check_operator_built_in(((ScalarArrayOpExpr *) node)->opno, c);
+			if (c->linear)
+				check_linear_operator(((ScalarArrayOpExpr *) node)->opno, c);
+			break;
+		case T_FuncExpr:
+			if (c->linear)
+				check_linear_function((FuncExpr *) node, c);
 			break;
 		case T_CollateExpr:
 			check_collation_built_in(((CollateExpr *) node)->collOid, c);
 			break;
 		case T_Const:
-		case T_FuncExpr:
 		case T_BoolExpr:
 		case T_RelabelType:
 		case T_CaseExpr:
@@ -369,15 +470,17 @@ check_node(Node *node, ExprCheck *c)
 
 /*
  * Parse and check one feature expression against relid.  Returns the
- * analysed tree; *result_type its type.  Errors name the expression and
- * the model, never a row.
+ * analysed tree; *result_type its type.  With linear, only operations of
+ * linear cost are accepted (see MAX_LINEAR_EXPRESSION).  Errors name the
+ * expression and the model, never a row.
  */
 Node *
-feature_expr_parse(const char *text, Oid relid, const char *model, Oid *result_type)
+feature_expr_parse(const char *text, Oid relid, const char *model, bool linear,
+				   Oid *result_type)
 {
 	ExprErrorContext ectx = {text, model};
 	ErrorContextCallback callback;
-	ExprCheck	check = {text, model, InvalidOid, 0};
+	ExprCheck	check = {text, model, InvalidOid, 0, linear};
 	List	   *names;
 	ListCell   *lc;
 	Node	   *raw;
@@ -387,6 +490,13 @@ feature_expr_parse(const char *text, Oid relid, const char *model, Oid *result_t
 	Relation	rel;
 	int			level;
 
+	if (linear && strlen(text) > MAX_LINEAR_EXPRESSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("feature expression of model \"%s\" is longer than %d bytes, which only the table's owner may attach",
+						model, MAX_LINEAR_EXPRESSION),
+				 errdetail("The table's writers evaluate a model's expressions in each statement."),
+				 errhint("Split it into shorter features, or ask the table's owner to train the model.")));
 	raw = raw_expression(text, model);
 	names = column_refs(raw, text, model);
 	foreach(lc, names)
@@ -561,7 +671,7 @@ feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
 
 		if (!feature_is_expression(m, j))
 			continue;
-		expr = feature_expr_parse(m->features[j], m->source, m->name, &type);
+		expr = feature_expr_parse(m->features[j], m->source, m->name, false, &type);
 		if (type != m->column_types[j])
 			ereport(ERROR,
 					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),

@@ -130,7 +130,8 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 			t = column_type_or_error(relid, m->features[i]);
 		else
 		{
-			Node	   *expr = feature_expr_parse(m->features[i], relid, m->name, &t);
+			Node	   *expr = feature_expr_parse(m->features[i], relid, m->name,
+													  !model_owner_owns_table(m), &t);
 
 			if (IsA(expr, Var))
 				m->features[i] = get_attname(relid, ((Var *) expr)->varattno, false);
@@ -204,7 +205,7 @@ verify_source_columns(UnlearnModel *m)
 									m->name, strVal(lfirst(lc)), get_rel_name(m->source), col),
 							 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
 									 m->name)));
-			(void) feature_expr_parse(col, m->source, m->name, &type);
+			(void) feature_expr_parse(col, m->source, m->name, false, &type);
 		}
 		else
 		{
@@ -295,7 +296,7 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 		{
 			Oid			stored = m->column_types[i];
 
-			(void) feature_expr_parse(col, relid, m->name, &t);
+			(void) feature_expr_parse(col, relid, m->name, false, &t);
 			if (t != stored)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),

@@ -250,6 +250,24 @@ model_owner_may_read(UnlearnModel *m)
 }
 
 /*
+ * Whether m's owner has the privileges of its table's owner (a superuser
+ * has): such an owner could attach any code to the table, so its feature
+ * expressions are not held to linear cost (feature_expr.c).
+ */
+bool
+model_owner_owns_table(UnlearnModel *m)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(m->source));
+	Oid			table_owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", m->source);
+	table_owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return has_privs_of_role(m->owner, table_owner);
+}
+
+/*
  * May role read model name, owned by owner: its weights and predictions
  * (weights) or its figures only?  The owner (and its members, and
  * superusers) always may; anyone else needs a grant.  Needs SPI and the

@@ -921,10 +921,19 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 			retrain_now(m, m->rows - nadd + nrem >= m->p ?
 						"Rows were added to a classifier whose rows had fewer than two labels." :
 						"Its table has enough rows again.");
-		/* its public class list follows the rows here too */
+		/*
+		 * its public class list follows the rows here too; a suspended
+		 * model's lists none, without reading a table whose rows may be what
+		 * suspended it
+		 */
 		if (m->status != MODEL_READY && !m->retrained_now && nrem > 0 &&
 			m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
-			classes_from_rows(m);
+		{
+			if (m->status == MODEL_SUSPENDED)
+				no_classes(m);
+			else
+				classes_from_rows(m);
+		}
 		return 0.0;
 	}
 	if (m->rows + nadd - nrem < m->p)

@@ -26,6 +26,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/shortest_dec.h"
 #include "executor/spi.h"
@@ -35,6 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
 /* smallint, integer, bigint, real, double precision or numeric */
 bool
@@ -543,6 +545,7 @@ struct SlotRowReader
 	Datum	   *values;
 	bool	   *isnull;
 	FeatureEvaluator *expressions;
+	bool		evaluating;		/* inside the expressions of a row */
 };
 
 SlotRowReader *
@@ -596,11 +599,68 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 		if (reader->attnums[j] != InvalidAttrNumber)
 			reader->values[j] = slot_getattr(slot, reader->attnums[j], &reader->isnull[j]);
 	if (reader->expressions != NULL)
+	{
+		reader->evaluating = true;
 		feature_evaluator_fill(reader->expressions, slot, reader->values, reader->isnull);
+		reader->evaluating = false;
+	}
 	decoded = decode_model_row(m, reader->values, reader->isnull, raw, label, label_value) &&
 		model_takes_label(m, *label, *label_value);
 	if (reader->expressions != NULL)
 		feature_evaluator_reset(reader->expressions);
+	return decoded;
+}
+
+/*
+ * slot_row_decode of a row of a change, for which no feature expression
+ * may make the statement fail: when an expression raises an error for the
+ * row's values (SQLSTATE class 22: ln of 0, a division by zero, an
+ * overflow), the row is outside the model, *failed is set and false
+ * returned.  Any other error (a null under nulls => 'error', a cancel,
+ * out of memory) propagates.  A model without expressions decodes as
+ * slot_row_decode does; one with expressions runs each row in a
+ * subtransaction, as a PL/pgSQL exception block would.
+ */
+bool
+slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot, double *raw,
+						char **label, double *label_value, bool *failed)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool decoded = false;
+
+	*failed = false;
+	if (reader->expressions == NULL)
+		return slot_row_decode(reader, slot, raw, label, label_value);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		decoded = slot_row_decode(reader, slot, raw, label, label_value);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		bool		expression_failed = reader->evaluating;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		reader->evaluating = false;
+		if (!expression_failed ||
+			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		feature_evaluator_reset(reader->expressions);
+		*failed = true;
+	}
+	PG_END_TRY();
 	return decoded;
 }
 

@@ -712,9 +712,19 @@ classes_from_rows(UnlearnModel *m)
 		(void) choose_classes(m, set);
 	}
 	if (m->classes == NULL)
-		m->classes = palloc0(sizeof(char *));	/* an empty list, not none */
+		no_classes(m);
 	m->nclasses = m->nlabels > 2 ? m->nlabels : 1;
 	m->class_rows = NULL;		/* nothing is kept at rest */
+}
+
+/* an empty class list (not none) for a classifier that releases nothing */
+void
+no_classes(UnlearnModel *m)
+{
+	m->classes = palloc0(sizeof(char *));
+	m->nlabels = 0;
+	m->nclasses = 1;
+	m->class_rows = NULL;
 }
 
 /*

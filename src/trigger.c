@@ -219,9 +219,11 @@ append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
 /*
  * The rows of a transition table, raw (features unmapped, first d entries
  * of each p-row), read in binary from the tuplestore: no SQL, no casts.
+ * A row for which a feature expression fails is outside the model,
+ * counted, and suspends it (suspend_for_failed_expression).
  */
 static RowBatch *
-read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
+read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 {
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
 	SlotRowReader *reader = slot_row_reader_begin(m, rel);
@@ -233,13 +235,18 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel)
 	tuplestore_rescan(ts);
 	while (tuplestore_gettupleslot(ts, true, false, slot))
 	{
+		bool		failed;
+
 		CHECK_FOR_INTERRUPTS();
 		row_batch_reserve(batch, m->p, &capacity);
-		if (slot_row_decode(reader, slot, batch->x + (Size) batch->count * m->p,
-							&batch->labels[batch->count], &batch->label_values[batch->count]))
+		if (slot_row_decode_guarded(reader, slot, batch->x + (Size) batch->count * m->p,
+									&batch->labels[batch->count],
+									&batch->label_values[batch->count], &failed))
 			batch->count++;
 		else
 			batch->skipped++;
+		if (failed)
+			suspend_for_failed_expression(m, caller);
 	}
 	slot_row_reader_end(reader);
 	ExecDropSingleTupleTableSlot(slot);
@@ -513,6 +520,31 @@ suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
 }
 
 /*
+ * A model whose feature expression raised an error for a row of a change
+ * (ln of 0, a division by zero): the statement goes on with the row
+ * outside the model, counted, and the model, whose training and
+ * re-anchoring would fail on the same row, keeps no state and withholds
+ * its weights until it is trained again.  The message names the model
+ * and the table, never the row or the error's text, which may quote a
+ * value.
+ */
+void
+suspend_for_failed_expression(UnlearnModel *m, Oid caller)
+{
+	if (m->status == MODEL_SUSPENDED)
+		return;
+	m->changed_by = caller;
+	ereport(MODEL_WARNING(m),
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("model \"%s\" is suspended: a feature expression failed for a row of table \"%s\"",
+					m->name, get_rel_name(m->source)),
+			 errdetail("The statement goes on; the row is outside the model."),
+			 errhint("Make the expression null where it fails, as in ln(NULLIF(income, 0)), then train the model again with unlearn_train(..., replace => true).")));
+	catalog_quarantine_model(m->name);
+	m->status = MODEL_SUSPENDED;
+}
+
+/*
  * Apply the queued rows of a deferred model (deferred.c) as one
  * statement's: rows that left and came back cancel, the rest go through
  * maintain_model.
@@ -682,9 +714,9 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			continue;
 		suspend_if_owner_may_not_read(m, caller);
 		if (td->tg_oldtable != NULL)
-			removed = read_transition(m, td->tg_oldtable, td->tg_relation);
+			removed = read_transition(m, td->tg_oldtable, td->tg_relation, caller);
 		if (td->tg_newtable != NULL)
-			added = read_transition(m, td->tg_newtable, td->tg_relation);
+			added = read_transition(m, td->tg_newtable, td->tg_relation, caller);
 		if (removed != NULL && added != NULL)
 			multiset_difference(m, &removed, &added);
 		mr = model_rows(&part->models, m->name, m->p, pc->memory);
@@ -1193,11 +1225,13 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
 
-	/* dropped tables take their models with them, whoever owns the models */
-	if (SPI_execute("DELETE FROM unlearn.models m USING pg_catalog.pg_event_trigger_dropped_objects() d "
+	/* dropped tables take their models with them, whoever owns the models (notices in name order) */
+	if (SPI_execute("WITH gone AS (DELETE FROM unlearn.models m "
+					"USING pg_catalog.pg_event_trigger_dropped_objects() d "
 					"WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 "
-					"AND m.source = d.objid RETURNING m.model",
-					false, 0) != SPI_OK_DELETE_RETURNING)
+					"AND m.source = d.objid RETURNING m.model) "
+					"SELECT model FROM gone ORDER BY model COLLATE \"C\"",
+					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not drop the models of dropped tables");
 	for (i = 0; i < SPI_processed; i++)
 	{

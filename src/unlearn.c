@@ -218,6 +218,10 @@ check_source_table(Oid relid, bool deferred)
 	char		relkind = get_rel_relkind(relid);
 	const char *name = get_rel_name(relid);
 
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -298,6 +302,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model name must not be empty")));
+	if (strlen(m->name) > UNLEARN_MAX_NAME)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("model name is longer than %d bytes", UNLEARN_MAX_NAME),
+				 errhint("Choose a shorter name: the catalog indexes it.")));
 	require_choice("loss", loss, "logistic", "squared", NULL);
 	require_choice("bound", bound, "guo", "taylor", "exact");
 	if (strcmp(on_exhausted, "error") == 0)
@@ -319,6 +328,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 				 errmsg("centre and spread go together, with preprocess => 'declared'"),
 				 errhint("Pass preprocess => 'declared', centre => ARRAY[...] and spread => ARRAY[...], or none of them.")));
 	require_finite("lambda", m->lambda, 0.0, false);
+	if (m->lambda > UNLEARN_MAX_LAMBDA)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lambda must be at most %g", UNLEARN_MAX_LAMBDA),
+				 errdetail("The regulariser is lambda times the number of rows, which must stay far from overflow.")));
 	require_finite("sigma", m->sigma, 0.0, true);
 	require_finite("epsilon", m->epsilon, 0.0, false);
 	if (!(m->delta > 0.0 && m->delta < 1.0))

@@ -403,7 +403,7 @@ extern int	pin_expression_settings(void);
 extern void unpin_expression_settings(int level);
 extern List *feature_expr_column_names(const char *text, const char *model);
 extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
-								Oid *result_type);
+								bool linear, Oid *result_type);
 extern char *feature_expr_canonical(Node *expr, Oid relid);
 extern char *feature_sql(UnlearnModel *m, int j);
 extern List *feature_column_names(UnlearnModel *m, int j);
@@ -424,6 +424,10 @@ extern char *label_from_base_datum(Oid base, Datum d, double *value);
 extern void model_null_label_error(UnlearnModel *m);
 extern void model_null_feature_error(UnlearnModel *m, int j);
 extern double numeric_datum_to_double(Oid base, Datum d);
+/* the longest model name: the catalog's primary key indexes it */
+#define UNLEARN_MAX_NAME 1024
+/* the largest lambda: Lambda = lambda n stays far from overflow */
+#define UNLEARN_MAX_LAMBDA 1e100
 /*
  * The largest least-squares label a model takes: beyond it the squared
  * loss of a row could overflow, so such a row is outside the model
@@ -450,6 +454,9 @@ typedef struct SlotRowReader SlotRowReader;
 extern SlotRowReader *slot_row_reader_begin(UnlearnModel *m, Relation rel);
 extern bool slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw,
 							char **label, double *label_value);
+extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
+									double *raw, char **label, double *label_value,
+									bool *failed);
 extern void slot_row_reader_end(SlotRowReader *reader);
 
 /* train.c */
@@ -474,6 +481,7 @@ extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool fit);
 extern void free_design(DesignMatrix *dm);
 extern bool retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
 extern void classes_from_rows(UnlearnModel *m);
+extern void no_classes(UnlearnModel *m);
 extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
 
 /* catalog.c */
@@ -540,6 +548,7 @@ extern void check_model_owner(UnlearnModel *m, Oid caller);
 extern void check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint);
 extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
 extern bool model_owner_may_read(UnlearnModel *m);
+extern bool model_owner_owns_table(UnlearnModel *m);
 extern bool may_read_model(const char *name, Oid owner, Oid role, bool weights);
 extern void check_model_read(const char *name, Oid owner, Oid caller, bool weights);
 
@@ -618,6 +627,7 @@ extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
 extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
 extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
+extern void suspend_for_failed_expression(UnlearnModel *m, Oid caller);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, Oid caller);
 

@@ -58,6 +58,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "utils/resowner.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -401,6 +402,51 @@ needs_work(UnlearnModel *m, bool warm, bool *due)
 							  state_store_resident(m->name, &version)));
 }
 
+/* load_unlocked's answer for a model whose rows changed while it read them */
+#define TORN_READ ((UnlearnModel *) -1)
+
+/*
+ * Model name read without a lock, for a first look (NULL if it is gone).
+ * Its catalog row and its state are read by two queries, each with its own
+ * snapshot, so a writer's commit between them can make them disagree:
+ * then TORN_READ, and the look is taken again under the lock, which alone
+ * may call the state corrupt.
+ */
+static UnlearnModel *
+load_unlocked(const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	UnlearnModel *volatile m = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		m = catalog_load_model(name, true, false, true);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		m = TORN_READ;
+	}
+	PG_END_TRY();
+	return m;
+}
+
 /*
  * Re-anchor (or retrain) model `name` if it is due, or, warming, rebuild
  * its matrices if they are not resident.  Decides first without locks,
@@ -418,10 +464,20 @@ refresh_model(const char *name, bool warm)
 	bool		due,
 				retrained = false;
 
-	m = catalog_load_model(name, true, false, true);
-	if (m == NULL || !needs_work(m, warm, &due))
+	m = load_unlocked(name);
+	if (m == NULL || (m != TORN_READ && !needs_work(m, warm, &due)))
 		return WORK_NONE;
-	lock_source(m->source);
+	if (m == TORN_READ)
+	{
+		Oid			owner,
+					source;
+
+		if (!catalog_model_identity(name, false, true, &owner, &source))
+			return WORK_NONE;
+		lock_source(source);
+	}
+	else
+		lock_source(m->source);
 	m = catalog_load_model(name, true, true, true);
 	if (m == NULL || !needs_work(m, warm, &due))
 		return WORK_NONE;

@@ -46,6 +46,11 @@ SELECT * FROM unlearn_train('bad', 'no_such_table', 'y', '{a,b}');
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', loss => 'hinge');
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', lambda => 0);
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', lambda => 'NaN');
+-- lambda n must stay finite; a name the catalog's key cannot index, or a
+-- table that does not exist, is refused before any pass
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', lambda => 1e308);
+SELECT * FROM unlearn_train(repeat('m', 1025), 'bad', 'y', '{a,b}');
+SELECT * FROM unlearn_train('bad', 4000000000::oid, 'y', '{a,b}');
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', sigma => -1);
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', epsilon => 0);
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', delta => 1);

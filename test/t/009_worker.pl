@@ -292,5 +292,54 @@ SET default_transaction_read_only = off;
 SET ROLE dbo;
 SELECT certified FROM unlearn_verify('sevens')}), 't', 'and it is certified');
 
+# 8. the same owner makes its predicate sleep whenever the worker plans a
+# pass: the worker gives the model unlearn.worker_model_timeout, logs the
+# cancellation and goes on with its rounds
+$node->safe_psql('postgres', q{
+ALTER SYSTEM SET unlearn.worker_model_timeout = 500;
+SELECT pg_reload_conf();});
+$node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SET ROLE dbo;
+CREATE OR REPLACE FUNCTION probe(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	-- the worker's setting, which no session of this test has
+	IF pg_catalog.current_setting('lock_timeout') = '1s' THEN
+		PERFORM pg_catalog.pg_sleep(60);
+	END IF;
+	RETURN true;
+END $$;
+});
+my $hostile_taken_before = $node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')});
+my $timeout_offset = -s $node->logfile;
+$node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SET ROLE dbo;
+DO $$
+DECLARE
+	i int := (SELECT min(id) FROM sevens);
+BEGIN
+	WHILE (SELECT spent < 0.8 * budget FROM unlearn.models WHERE model = 'sevens') LOOP
+		DELETE FROM sevens WHERE id = i;
+		i := i + 1;
+	END LOOP;
+END $$;
+});
+my $cancelled = 0;
+for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	$cancelled = log_count(qr/canceling statement due to statement timeout/, $timeout_offset);
+	last if $cancelled > 0;
+	select(undef, undef, undef, 0.1);
+}
+cmp_ok($cancelled, '>', 0, 'the worker cancels its work on the sleeping model');
+ok(wait_rounds(qr/unlearn launcher: round over/, 2), 'and goes on with its rounds');
+is($node->safe_psql('hostile', q{
+SET default_transaction_read_only = off;
+SELECT count(*) FROM unlearn.ledger WHERE operation IN ('reanchor', 'retrain')}),
+	$hostile_taken_before, 'the cancelled work left nothing in the ledger');
+
 $node->stop;
 done_testing();
