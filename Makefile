@@ -2,14 +2,10 @@ EXTENSION = unlearn
 EXTVERSION = 0.15.0
 
 MODULE_big = unlearn
-OBJS = src/unlearn.o src/linalg.o src/loss.o src/budget.o src/features.o \
-	src/train.o src/catalog.o src/removal.o src/trigger.o src/predict.o \
-	src/verify.o src/state_store.o src/cholesky_modify.o \
-	src/privilege.o src/rows.o src/runtime.o src/worker.o \
-	src/column_map.o src/metrics.o src/evaluate.o src/grants.o \
-	src/feature_expr.o src/plan.o src/score.o src/aggregates.o \
-	src/pass_rows.o src/column_moments.o src/newton.o src/train_pass.o \
-	src/deferred.o src/progress.o
+# layers as folders; calls go down only (scripts/check_layers.py):
+#   api -> exec -> store -> mechanism -> math
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/math/*.c src/mechanism/*.c \
+	src/store/*.c src/exec/*.c src/api/*.c)))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # earlier releases as shipped, and the scripts that update them
@@ -35,19 +31,19 @@ REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 
-PG_CPPFLAGS = -I/usr/include/x86_64-linux-gnu/openblas-pthread -DUNLEARN_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS = -I$(srcdir)/src -I/usr/include/x86_64-linux-gnu/openblas-pthread -DUNLEARN_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -llapacke
 # the per-row loops of the row map and the finiteness check, vectorised as
 # PostgreSQL vectorises its page checksums (element-wise, no reordered sums)
-src/column_map.o src/features.o: CFLAGS += $(CFLAGS_VECTORIZE)
+src/math/column_map.o src/exec/features.o: CFLAGS += $(CFLAGS_VECTORIZE)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on the shared header (PGXS tracks no dependencies)
-$(OBJS): src/unlearn.h
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
