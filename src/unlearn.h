@@ -466,8 +466,6 @@ extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 extern void train_loaded(UnlearnModel *m, bool verbose);
 extern bool reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
 							double *allowance, int64 *rows);
-extern int	class_position(char *const *classes, int nlabels, const char *label);
-extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 						const double *b, double *w, double *anchor, double *factor,
 						double *weight_sum, bool verbose);
@@ -570,7 +568,7 @@ extern bool caller_reads_figures(UnlearnModel *m);
 #define MODEL_NOTICE(m) (caller_reads_figures(m) ? NOTICE : LOG_SERVER_ONLY)
 #define MODEL_WARNING(m) (caller_reads_figures(m) ? WARNING : LOG_SERVER_ONLY)
 
-/* removal.c */
+/* mechanism/newton.c: the Newton mechanism (Guo et al.), maths only */
 typedef struct RowBatch
 {
 	int			count;
@@ -579,14 +577,47 @@ typedef struct RowBatch
 	double	   *label_values;	/* and its value (squared loss) */
 	int			skipped;		/* rows left out for a null (nulls => 'skip') */
 } RowBatch;
+/* a statement's rows with their targets, per class */
+typedef struct StepRows
+{
+	int			count;
+	const double *x;			/* count * p */
+	double	   *y;				/* binary / squared target */
+	int		   *cls;			/* class index (one-vs-rest) */
+} StepRows;
+extern void step_rows_prepare(UnlearnModel *m, RowBatch *batch, StepRows *rows);
+extern bool newton_steps(UnlearnModel *m, const StepRows *rems, const StepRows *adds,
+						 double *statement_bound);
+extern bool newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds,
+							 double *u, const double *allowance);
+extern void newton_exact_remainder(UnlearnModel *m, const StepRows *rems, const StepRows *adds,
+								   int k, const double *w_start, double *diff);
+extern double budget_limit(UnlearnModel *m);
+extern bool budget_exceeded(UnlearnModel *m, const double *class_spent_after);
+extern bool training_exceeds_budget(UnlearnModel *m);
+
+/* mechanism/targets.c */
+extern int	class_position(char *const *classes, int nlabels, const char *label);
+extern int	label_to_target(UnlearnModel *m, const char *label, double value, double *y);
+
+/* exec/maintain.c: one statement's change of one model */
+/* one statement's raw rows for one model */
+typedef struct ModelRows
+{
+	char	   *name;
+	int			p;				/* doubles per row */
+	RowBatch   *removed;		/* raw rows, unmapped */
+	RowBatch   *added;
+	int64		skipped_delta;	/* rows left out for a null: added less removed */
+} ModelRows;
+extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
+extern void rethrow_lock_failure(const char *name, MemoryContext cxt);
 extern bool unlearn_reanchor;
 extern void removal_init(void);
 extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 								 const char *retrain_reason);
 extern bool class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added);
 extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
-extern double budget_limit(UnlearnModel *m);
-extern bool training_exceeds_budget(UnlearnModel *m);
 extern char *training_residual_detail(UnlearnModel *m);
 extern char *training_residual_hint(UnlearnModel *m);
 extern bool reanchor_into(UnlearnModel *m, double *matrices);

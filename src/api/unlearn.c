@@ -177,40 +177,6 @@ require_finite(const char *what, double v, double min, bool min_inclusive)
 				 errmsg("%s must be a finite number %s %g", what, min_inclusive ? ">=" : ">", min)));
 }
 
-/*
- * Admin functions lock the table before the model row: writers hold the
- * table's ROW EXCLUSIVE lock when their BEFORE statement trigger waits for
- * the model row, so this order has no cycle.  SHARE waits for the table's
- * open writers and keeps new ones out until commit.
- */
-void
-lock_source(Oid relid)
-{
-	if (get_rel_name(relid) == NULL)
-		return;					/* dropped: nothing to wait for */
-	if (SPI_execute(psprintf("LOCK TABLE %s IN SHARE MODE", relation_qualified_name(relid)),
-					false, 0) < 0)
-		elog(ERROR, "could not lock the source table");
-}
-
-/*
- * The owner and source of model name (read without its definition, so a
- * model with a corrupt one qualifies), once caller is checked to own the
- * model or its table (hint: what the table's owner may do) and the table
- * is locked (lock_source).
- */
-UnlearnModel *
-lock_source_for_owners(const char *name, Oid caller, const char *hint)
-{
-	UnlearnModel *m = palloc0(sizeof(UnlearnModel));
-
-	m->name = pstrdup(name);
-	catalog_model_identity(name, false, false, &m->owner, &m->source);
-	check_model_or_table_owner(m, caller, hint);
-	lock_source(m->source);
-	return m;
-}
-
 /* tables a model can be trained on, and kept exact */
 static void
 check_source_table(Oid relid, bool deferred)

@@ -253,38 +253,6 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* whether row changes are queued for a model */
-bool
-catalog_has_queued_changes(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-
-	if (!catalog_has_deferred_removal())
-		return false;
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM unlearn.pending WHERE model = $1)",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the queue of model \"%s\"", name);
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
-/* a retrained model reflects its table: its queue is spent */
-void
-catalog_clear_queue(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-
-	if (!catalog_has_deferred_removal())
-		return;
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("DELETE FROM unlearn.pending WHERE model = $1",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not clear the queue of model \"%s\"", name);
-}
-
 /*
  * unlearn._apply_pending(model): apply the queue in one step.  The
  * model's owner or the table's owner may, so that no model owner can hold

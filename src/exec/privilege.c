@@ -57,6 +57,7 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/value.h"
 #include "utils/acl.h"
@@ -305,4 +306,31 @@ check_model_read(const char *name, Oid owner, Oid caller, bool weights)
 			 errhint("Its owner can grant %s with unlearn_grant('%s', '%s', '%s').",
 					 weights ? "reading it" : "its figures",
 					 name, GetUserNameFromId(caller, false), weights ? "read" : "monitor")));
+}
+
+/*
+ * Check the caller on the model called name: its owner (MODEL_OWNER), or
+ * a role that may read its weights or its figures; returns its table.
+ */
+Oid
+check_caller_on_model(const char *name, ModelAccess access)
+{
+	ExtensionContext ctx;
+	Oid			owner,
+				source;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	catalog_model_identity(name, false, false, &owner, &source);
+	if (access != MODEL_OWNER)
+		check_model_read(name, owner, ctx.caller, access == MODEL_WEIGHTS);
+	else if (!has_privs_of_role(ctx.caller, owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of model \"%s\"", name),
+				 errhint("Only the owner of a model can read or evict its removal state.")));
+	leave_extension_context(&ctx);
+	SPI_finish();
+	return source;
 }

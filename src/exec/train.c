@@ -35,53 +35,6 @@
 #define GRADIENT_TOLERANCE 1e-10
 #define STALL_TOLERANCE 1e-6
 
-/*
- * Map a label (canonical text and value, rows.c) to its target.  Returns
- * the class index (binary: 1 for the positive class, 0 for the negative
- * one; one-vs-rest: k), or -1 for squared loss, where *y receives the
- * value.  Errors never echo the label.
- */
-/* the index of a label in a class list, or -1 */
-int
-class_position(char *const *classes, int nlabels, const char *label)
-{
-	int			k;
-
-	for (k = 0; k < nlabels; k++)
-		if (strcmp(classes[k], label) == 0)
-			return k;
-	return -1;
-}
-
-int
-label_to_target(UnlearnModel *m, const char *label, double value, double *y)
-{
-	int			k;
-
-	if (m->loss == LOSS_SQUARED)
-	{
-		if (!isfinite(value))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("label of model \"%s\" must be a finite number", m->name),
-					 errhint("Remove or fix rows whose label \"%s\" is NaN or infinite.", m->label)));
-		*y = value;
-		return -1;
-	}
-	k = class_position(m->classes, m->nlabels, label);
-	if (k >= 0)
-	{
-		*y = m->nclasses > 1 ? 0.0 : (k == 1) ? 1.0 : -1.0;
-		return k;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("a row has a label that model \"%s\" was not trained on", m->name),
-			 errdetail("The model was trained on %d labels; see unlearn.models.classes.", m->nlabels),
-			 errhint("Retrain the model with unlearn_train(..., replace => true) to add a class.")));
-	return -1;					/* keep compiler quiet */
-}
-
 double
 design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 {

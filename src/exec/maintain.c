@@ -1,0 +1,658 @@
+/*-------------------------------------------------------------------------
+ *
+ * maintain.c
+ *	  One statement's change of one model, end to end: what the Newton
+ *	  mechanism (mechanism/newton.c) is asked to do with the rows, and what
+ *	  happens when it cannot: re-anchoring by a pass over the table, the
+ *	  budget rule of Algorithm 2 (retrain or suspend), putting a model with
+ *	  too few rows to rest, and rebuilding matrices that are not resident.
+ *
+ * A DELETE's rows come from the statement trigger (trigger.c) as raw
+ * batches; maintain_model maps them, asks the mechanism for the step and
+ * its bound, and writes the model and its ledger entry (store/catalog.c).
+ *
+ * Cost: the mechanism's O(k p^2) per statement of k rows, plus one O(n
+ * p^2) pass for a re-anchoring (once per exhausted budget), a rebuild
+ * (once per start-up) or a retrain, and one O(n p) pass per statement for
+ * the exact bound.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unlearn.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+bool		unlearn_reanchor = true;
+
+void
+removal_init(void)
+{
+	DefineCustomBoolVariable("unlearn.reanchor",
+							 "Re-anchor a model before its removal budget would run out.",
+							 "Rebuilds the Hessian at the current weights and replaces the spent budget "
+							 "by the measured gradient residual; off follows Algorithm 2 strictly and "
+							 "retrains instead.",
+							 &unlearn_reanchor, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/*
+ * Take one statement's rows into a classifier's rows per class, and say
+ * whether its classes still hold: false if a class loses its last row or
+ * a row brings a label that is no class of the model.  The model is then
+ * retrained and takes its classes from the rows left (retrain_or_rest),
+ * so its public class list never names a label of deleted rows only.
+ * Declared classes always hold: a class may have no row, and a row with
+ * another label never reaches the model (model_takes_label).  O(rows * K).
+ */
+bool
+class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
+{
+	bool		holds = true;
+	int			i,
+				k;
+
+	if (m->loss == LOSS_SQUARED || m->status != MODEL_READY)
+		return true;
+	if (m->class_rows == NULL)
+	{
+		/* trained before 0.4.0: a retrain takes the classes from the rows */
+		return !catalog_tracks_classes();
+	}
+	for (i = 0; removed != NULL && i < removed->count; i++)
+	{
+		k = class_position(m->classes, m->nlabels, removed->labels[i]);
+		if (k < 0)
+			holds = false;
+		else
+			m->class_rows[k]--;
+	}
+	for (i = 0; added != NULL && i < added->count; i++)
+	{
+		k = class_position(m->classes, m->nlabels, added->labels[i]);
+		if (k < 0)
+			holds = false;
+		else
+			m->class_rows[k]++;
+	}
+	for (k = 0; k < m->nlabels && !m->classes_declared; k++)
+		if (m->class_rows[k] <= 0)
+			holds = false;
+	return holds;
+}
+
+/*
+ * The exact bound of a whole statement: one pass over the rows the model
+ * reflects now.
+ */
+static void
+exact_statement_bound(UnlearnModel *m, const double *w_start, const StepRows *rems,
+					  const StepRows *adds, double *bound)
+{
+	DesignMatrix dm;
+	int			p = m->p;
+	double	   *g_end = palloc(sizeof(double) * p);
+	double	   *g_start = palloc(sizeof(double) * p);
+	int			k;
+
+	load_design(m, relation_qualified_name(m->source), &dm);
+	map_design(m, &dm, false);
+	for (k = 0; k < m->nclasses; k++)
+	{
+		double		mag_end,
+					mag_start;
+
+		design_gradient(m, &dm, k, m->coef + (Size) k * p, NULL, g_end, &mag_end);
+		design_gradient(m, &dm, k, w_start + (Size) k * p, NULL, g_start, &mag_start);
+		cblas_daxpy(p, -1.0, g_start, 1, g_end, 1);
+		/* R = g_end - g_start - Delta(w_start) */
+		newton_exact_remainder(m, rems, adds, k, w_start + (Size) k * p, g_end);
+		bound[k] = vec_norm(g_end, p)
+			+ 2.0 * (dm.n + p + rems->count + adds->count) * DBL_EPSILON
+			* (mag_end + mag_start + rems->count + adds->count);
+	}
+	free_design(&dm);
+}
+
+static void
+map_batch(UnlearnModel *m, RowBatch *batch)
+{
+	RowMap		map;
+	int			i;
+
+	if (batch == NULL)
+		return;
+	model_row_map(m, &map);
+	for (i = 0; i < batch->count; i++)
+		map_row(&map, batch->x + (Size) i * m->p);
+}
+
+/* re-raise a lock's serialization failure with the model's name and a hint */
+void
+rethrow_lock_failure(const char *name, MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
+	{
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to model \"%s\" due to a concurrent change", name),
+				 errdetail("Another transaction changed the model since this transaction's snapshot."),
+				 errhint("Retry the transaction.")));
+	}
+	PG_RE_THROW();
+}
+
+static UnlearnModel *
+lock_model(const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	UnlearnModel *volatile m = NULL;
+
+	PG_TRY();
+	{
+		m = catalog_load_model(name, true, true, true);
+	}
+	PG_CATCH();
+	{
+		rethrow_lock_failure(name, cxt);
+	}
+	PG_END_TRY();
+	return m;
+}
+
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * Load a model's definition for a change of its table.  If it fails its
+ * checks (XX001), the change must still go through: the model is
+ * quarantined (it withholds its weights, catalog_quarantine_model) with a
+ * WARNING, and NULL returned.  The load runs in a subtransaction so that
+ * the error is cleaned up as PL/pgSQL's exception blocks do.
+ */
+UnlearnModel *
+load_model_for_change(const char *name, bool with_state)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	UnlearnModel *volatile m = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		m = with_state ? lock_model(name) : catalog_load_model(name, false, false, true);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s", edata->message),
+				 errdetail("The change goes on; the model withholds its weights until it is dropped or replaced.")));
+		catalog_quarantine_model(name);
+		m = NULL;
+	}
+	PG_END_TRY();
+	return m;
+}
+
+/*
+ * Apply one query's rows to one model: lock, load, step, write, ledger.
+ * Rows left out for a null (nulls => 'skip') only change its count.
+ */
+void
+maintain_model(ModelRows *rows, const char *operation, Oid caller)
+{
+	UnlearnModel *m;
+	double		bound;
+	const char *retrain_reason = NULL;
+	double		spent_before;
+	instr_time	start;
+	double		t_load,
+				t_apply;
+	int			nrem = rows->removed ? rows->removed->count : 0;
+	int			nadd = rows->added ? rows->added->count : 0;
+
+	if (nrem + nadd == 0)
+	{
+		if (rows->skipped_delta != 0 && load_model_for_change(rows->name, false) != NULL)
+			catalog_count_skipped(rows->name, rows->skipped_delta);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(start);
+	m = load_model_for_change(rows->name, true);
+	t_load = elapsed_ms(start);
+	if (m == NULL)
+		return;					/* dropped meanwhile, or quarantined */
+	m->changed_by = caller;
+	if (m->status == MODEL_READY)
+		catalog_checkout_matrices(m);
+	spent_before = m->spent;
+	m->skipped += rows->skipped_delta;
+	if (!class_rows_update(m, rows->removed, rows->added))
+		retrain_reason = m->class_rows == NULL ?
+			"The model was trained before its catalog kept its rows per class." :
+			"A class of the model lost its last row, or a row brings a new class.";
+	/* the sums go forward in any case: a retrain replaces them */
+	if (m->status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
+		retrain_reason == NULL)
+		retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
+	map_batch(m, rows->removed);
+	map_batch(m, rows->added);
+	bound = apply_row_changes(m, rows->removed, rows->added, retrain_reason);
+	t_apply = elapsed_ms(start);
+	catalog_update_model(m);
+	if (m->rebuilt_now)
+		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
+	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
+	worker_note_change(m, spent_before);
+	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
+			 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
+}
+
+/*
+ * Release nothing and keep nothing: too few rows to fit p weights, or
+ * (one_class) the rows of a classifier have a single label left.
+ */
+static void
+rest_model(UnlearnModel *m, int64 rows, bool one_class)
+{
+	m->status = MODEL_TOO_FEW_ROWS;
+	m->rows = rows;
+	m->class_rows = NULL;
+	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+	if (!one_class && m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
+		classes_from_rows(m);
+	if (one_class)
+		ereport(MODEL_NOTICE(m),
+				(errmsg("model \"%s\" withholds its weights: the rows of its table have a single label",
+						m->name),
+				 errhint("Inserting rows of another label, or unlearn_retrain('%s') once there are some, brings it back.",
+						 m->name)));
+	else
+		ereport(MODEL_NOTICE(m),
+				(errmsg("model \"%s\" withholds its weights: its table has %lld rows, fewer than its %d weights",
+						m->name, (long long) rows, m->p),
+				 errhint("Inserting rows, or unlearn_retrain('%s') once there are enough, brings it back.",
+						 m->name)));
+}
+
+/*
+ * Retrain m on its table's rows with fresh noise, or, if the table holds
+ * fewer rows than weights (or a classifier's rows a single label), put it
+ * to rest (MODEL_TOO_FEW_ROWS): erasure never fails for want of rows.  A
+ * classifier whose catalog keeps its rows per class and whose classes are
+ * not declared takes its classes afresh from the rows, so that its class
+ * list never names a label that only deleted rows had; declared classes
+ * stay, and rows of other labels stay outside (model_takes_label).
+ */
+void
+retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
+{
+	int64		skipped;
+	int64		rows = model_row_count(m, &skipped);
+
+	if (rows < m->p)
+	{
+		m->skipped = skipped;
+		rest_model(m, rows, false);
+		return;
+	}
+	if (why != NULL)
+		ereport(MODEL_NOTICE(m),
+				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
+				 errdetail("%s", why)));
+	if (m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
+		m->classes = NULL;
+	if (!retrain_model(m, verbose, true))
+	{
+		/* classes holds the one label left; nothing is released */
+		m->nclasses = 1;
+		rest_model(m, rows, true);
+		return;
+	}
+	m->status = MODEL_READY;
+	if (training_exceeds_budget(m))
+	{
+		/* the training residual alone passes the limit: nothing certified to release */
+		ereport(MODEL_WARNING(m),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" withholds its weights: its training residual exceeds its removal budget",
+						m->name),
+				 errdetail("%s", training_residual_detail(m)),
+				 errhint("%s", training_residual_hint(m))));
+		m->status = MODEL_SUSPENDED;
+		memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+	}
+}
+
+/*
+ * What a training whose residual passes the budget limit says: the two
+ * figures, and the step that brings the model back.
+ */
+char *
+training_residual_detail(UnlearnModel *m)
+{
+	return psprintf("The certified training residual is %.6g; the limit is %.6g.",
+					m->spent, budget_limit(m));
+}
+
+char *
+training_residual_hint(UnlearnModel *m)
+{
+	double		sigma = m->sigma * 4.0 * m->spent / m->budget;
+
+	if (m->loss == LOSS_SQUARED)
+		return psprintf("sigma is too small for the magnitude of this table's labels: train again with "
+						"sigma => %.3g or more, or rescale the label, or delete or correct its outlying rows "
+						"and run unlearn_retrain('%s').", sigma, m->name);
+	return psprintf("sigma is too small for this table: train again with sigma => %.3g or more.",
+					sigma);
+}
+
+/* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
+static void
+retrain_now(UnlearnModel *m, const char *why)
+{
+	retrain_or_rest(m, false, why);
+	m->retrains++;
+	m->retrained_now = true;
+}
+
+/*
+ * Re-anchoring (certified-removal.md §5): rebuild every class's H (and C)
+ * at its current w on the rows the model reflects now (w0 := w), rebuild
+ * K' = X'X for guo, and measure the residual u_k = grad L_b(w_k; D) itself.
+ * beta_k then becomes ||u_k|| plus the rounding allowance of that sum,
+ * 2 (n + p) eps (sum |l'| + Lambda ||w|| + ||b||), as after training.
+ *
+ * This is sound because the certificate (Theorem 1) needs only ||u|| <=
+ * eps' for the released w; beta is an upper bound on ||u||, and the sum of
+ * per-step bounds of Algorithm 2 is just one such bound, by the triangle
+ * inequality.  Neither w nor b changes: this is not a retrain.  It costs
+ * one O(n p^2) pass, about one Newton iteration of training, and resets
+ * the stale-Hessian term of later steps to zero.
+ *
+ * Returns false, having changed nothing, if some H is not positive
+ * definite.
+ */
+static bool
+reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
+{
+	int			p = m->p;
+	int			K = m->nclasses;
+	Size		packed = PACKED_SIZE(p);
+	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * K);
+	double	   *measured = palloc(sizeof(double) * K);
+	double	   *weights = palloc(sizeof(double) * K);
+	double	   *g = palloc(sizeof(double) * K * p);
+	double	   *allowance = palloc(sizeof(double) * K);
+	int64		rows;
+	bool		ok;
+	int			k;
+
+	linalg_parallel(true);
+	ok = reanchor_passes(m, factor, weights, g, allowance, &rows);
+	for (k = 0; k < K && ok; k++)
+	{
+		measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
+		if (u_out != NULL)
+		{
+			memcpy(u_out + (Size) k * p, g + (Size) k * p, sizeof(double) * p);
+			allowance_out[k] = allowance[k];
+		}
+	}
+	if (ok)
+	{
+		memcpy(m->factor, factor, sizeof(double) * packed * K);
+		memcpy(m->weight_sum, weights, sizeof(double) * K);
+		memcpy(m->anchor, m->coef, sizeof(double) * K * p);
+		memcpy(m->class_spent, measured, sizeof(double) * K);
+		m->spent = combine_class_spent(m->class_spent, K);
+		m->anchor_changed = m->gram_changed = true;
+		m->reanchors_now = 1;
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+			elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
+				 m->name, (long long) rows, m->spent, m->budget);
+	}
+	linalg_parallel(false);
+	pfree(factor);
+	pfree(measured);
+	pfree(weights);
+	pfree(g);
+	pfree(allowance);
+	return ok;
+}
+
+/*
+ * Re-anchor m now, between statements (the maintenance worker, worker.c),
+ * building its matrices afresh in matrices (a buffer of this backend,
+ * model_matrix_doubles(m) long): no row changes, so no step follows.
+ * Returns false if some H is not positive definite.
+ */
+bool
+reanchor_into(UnlearnModel *m, double *matrices)
+{
+	model_point_matrices(m, matrices);
+	return reanchor_model(m, NULL, NULL);
+}
+
+/*
+ * The matrices of the version this statement starts from are not resident
+ * (first change after a start-up, a crash, a failover, a restore or an
+ * eviction; state_store.c): rebuild them by re-anchoring at the current w.
+ * w, b and beta's inputs are in logged tables, so this never needs fresh
+ * noise.
+ *
+ * The trigger runs after the statement, so the table holds D' = D - R + A,
+ * while w reflects D, the rows before the statement (R removed, A added):
+ * the statement's step must start from D's state.  So H, C and K' are
+ * built over D' at w and then brought back to D by a rank-one update per
+ * removed row and a down-date by the added rows, and the residual is
+ * measured over D' and moved back the same way:
+ *
+ *	 u(w; D) = u(w; D') + sum_R l'(w.x) x - sum_A l'(w.x) x,
+ *
+ * and beta_k = ||u_k(w; D)|| plus the measured sum's rounding allowance
+ * and that of the added terms, 2 (|R| + |A| + p) eps sum |l'|.  Returns false if some H is not
+ * positive definite.
+ */
+static bool
+rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
+{
+	double	   *u = palloc(sizeof(double) * m->nclasses * m->p);
+	double	   *allowance = palloc(sizeof(double) * m->nclasses);
+	bool		ok;
+
+	model_point_matrices(m, state_store_buffer(m->name, model_matrix_doubles(m)));
+	ok = reanchor_model(m, u, allowance) && newton_move_back(m, rems, adds, u, allowance);
+	if (ok)
+		m->rebuilt_now = true;
+	pfree(u);
+	pfree(allowance);
+	return ok;
+}
+
+/*
+ * The statement would take beta past eps'.  First re-anchor, which
+ * replaces beta by the measured residual; if that still does not fit, or
+ * cannot be done, the model is exhausted: retrain (Algorithm 2) or fail,
+ * per on_exhausted.  Returns whether the model was retrained.
+ */
+static bool
+handle_exhausted(UnlearnModel *m)
+{
+	double		spent_before = m->spent;
+	bool		measured = unlearn_reanchor && reanchor_model(m, NULL, NULL);
+
+	if (measured && !budget_exceeded(m, m->class_spent))
+		return false;
+	if (!m->retrain_on_exhausted)
+	{
+		/* the statement goes on; the model withholds its weights */
+		ereport(MODEL_NOTICE(m),
+				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->name),
+				 measured ?
+				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual %.6g.",
+						   spent_before, budget_limit(m), m->spent) :
+				 errdetail("Spent %.6g of %.6g; this change would exceed it.",
+						   spent_before, budget_limit(m)),
+				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
+						 m->name)));
+		m->status = MODEL_SUSPENDED;
+		memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+		return true;
+	}
+	retrain_now(m, "The removal budget would be exceeded.");
+	return true;
+}
+
+/*
+ * Apply one statement's row changes to m (which must be loaded with its
+ * state and locked).  A retrain_reason retrains m instead (its column map
+ * or its classes would differ on the rows left: column_map_update,
+ * class_rows_update).  Returns the l2 (over classes) bound of the statement's change; m is left ready for
+ * catalog_update_model.
+ */
+double
+apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const char *retrain_reason)
+{
+	StepRows	rems,
+				adds;
+	int			K = m->nclasses;
+	int			p = m->p;
+	double	   *statement_bound = palloc0(sizeof(double) * K);
+	double	   *spent_after = palloc(sizeof(double) * K);
+	double	   *w_start = NULL;
+	double		spent_before = m->spent;
+	double		total_bound;
+	int			k;
+	bool		retrained = false;
+	int			nrem = removed ? removed->count : 0;
+	int			nadd = added ? added->count : 0;
+
+	m->removed += nrem;
+	m->inserted += nadd;
+
+	if (m->status != MODEL_READY)
+	{
+		/*
+		 * Nothing released: count rows, and come back when added rows bring
+		 * enough of them, or a second label to a classifier that had one.
+		 */
+		m->rows += nadd - nrem;
+		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p && nadd > 0)
+			retrain_now(m, m->rows - nadd + nrem >= m->p ?
+						"Rows were added to a classifier whose rows had fewer than two labels." :
+						"Its table has enough rows again.");
+		/*
+		 * its public class list follows the rows here too; a suspended
+		 * model's lists none, without reading a table whose rows may be what
+		 * suspended it
+		 */
+		if (m->status != MODEL_READY && !m->retrained_now && nrem > 0 &&
+			m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
+		{
+			if (m->status == MODEL_SUSPENDED)
+				no_classes(m);
+			else
+				classes_from_rows(m);
+		}
+		return 0.0;
+	}
+	if (m->rows + nadd - nrem < m->p)
+	{
+		rest_model(m, m->rows + nadd - nrem, false);
+		return 0.0;
+	}
+	if (retrain_reason != NULL)
+	{
+		retrain_now(m, retrain_reason);
+		return 0.0;
+	}
+	step_rows_prepare(m, removed, &rems);
+	step_rows_prepare(m, added, &adds);
+
+	if (m->factor == NULL && !rebuild_matrices(m, &rems, &adds))
+	{
+		retrain_now(m, "Its Hessian is not positive definite at the current weights.");
+		return 0.0;
+	}
+	if (m->bound == BOUND_EXACT)
+	{
+		w_start = palloc(sizeof(double) * K * p);
+		memcpy(w_start, m->coef, sizeof(double) * K * p);
+	}
+	if (!newton_steps(m, &rems, &adds, statement_bound))
+	{
+		retrain_now(m, "The Hessian factor lost positive definiteness.");
+		retrained = true;
+	}
+	if (retrained)
+		return 0.0;
+
+	m->rows += adds.count - rems.count;
+	if (m->bound == BOUND_EXACT && m->loss != LOSS_SQUARED)
+		exact_statement_bound(m, w_start, &rems, &adds, statement_bound);
+	total_bound = combine_class_spent(statement_bound, K);
+
+	for (k = 0; k < K; k++)
+		spent_after[k] = m->class_spent[k] + statement_bound[k];
+	if (budget_exceeded(m, spent_after))
+	{
+		if (handle_exhausted(m))
+			return m->status == MODEL_READY ? total_bound : 0.0;
+	}
+	else
+	{
+		memcpy(m->class_spent, spent_after, sizeof(double) * K);
+		m->spent = combine_class_spent(m->class_spent, K);
+	}
+	if (m->budget > 0 && m->loss != LOSS_SQUARED &&
+		spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
+		ereport(MODEL_NOTICE(m),
+				(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->name),
+				 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
+				 unlearn_reanchor ?
+				 errhint("A removal that would exceed the budget first re-anchors the model, measuring its residual; if that does not fit either, it %s.",
+						 m->retrain_on_exhausted ? "retrains the model" : "suspends the model") :
+				 errhint(m->retrain_on_exhausted ?
+						 "The next removals that would exceed the budget retrain the model." :
+						 "A removal that would exceed the budget suspends the model until unlearn_retrain().")));
+	return total_bound;
+}
