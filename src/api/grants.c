@@ -16,7 +16,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "api/api.h"
 
 #include "catalog/pg_authid.h"
 #include "executor/spi.h"

@@ -34,7 +34,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "api/api.h"
 
 #include "access/htup_details.h"
 #include "access/table.h"

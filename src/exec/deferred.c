@@ -39,7 +39,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"

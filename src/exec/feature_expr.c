@@ -28,7 +28,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include "access/relation.h"
 #include "access/transam.h"

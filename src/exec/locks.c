@@ -8,7 +8,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include "executor/spi.h"
 #include "utils/lsyscache.h"

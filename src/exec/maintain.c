@@ -18,7 +18,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include <float.h>
 #include <math.h>
@@ -191,43 +191,42 @@ elapsed_ms(instr_time start)
  * WARNING, and NULL returned.  The load runs in a subtransaction so that
  * the error is cleaned up as PL/pgSQL's exception blocks do.
  */
+typedef struct ModelLoad
+{
+	const char *name;
+	bool		with_state;
+	UnlearnModel *m;
+} ModelLoad;
+
+static void
+load_model_work(void *arg)
+{
+	ModelLoad  *load = (ModelLoad *) arg;
+
+	load->m = load->with_state ? lock_model(load->name) :
+		catalog_load_model(load->name, false, false, true);
+}
+
+static bool
+is_corruption(const ErrorData *edata, void *arg)
+{
+	return edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
+}
+
 UnlearnModel *
 load_model_for_change(const char *name, bool with_state)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	UnlearnModel *volatile m = NULL;
+	ModelLoad	load = {name, with_state, NULL};
+	ErrorData  *edata = run_in_subtransaction(load_model_work, &load, is_corruption);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		m = with_state ? lock_model(name) : catalog_load_model(name, false, false, true);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
-			ReThrowError(edata);
-		ereport(WARNING,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("%s", edata->message),
-				 errdetail("The change goes on; the model withholds its weights until it is dropped or replaced.")));
-		catalog_quarantine_model(name);
-		m = NULL;
-	}
-	PG_END_TRY();
-	return m;
+	if (edata == NULL)
+		return load.m;
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("%s", edata->message),
+			 errdetail("The change goes on; the model withholds its weights until it is dropped or replaced.")));
+	catalog_quarantine_model(name);
+	return NULL;
 }
 
 /*
@@ -618,7 +617,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		w_start = palloc(sizeof(double) * K * p);
 		memcpy(w_start, m->coef, sizeof(double) * K * p);
 	}
-	if (!newton_steps(m, &rems, &adds, statement_bound))
+	if (!mechanism_for(m)->apply(m, &rems, &adds, statement_bound))
 	{
 		retrain_now(m, "The Hessian factor lost positive definiteness.");
 		retrained = true;

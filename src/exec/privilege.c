@@ -52,7 +52,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"

@@ -22,11 +22,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include <math.h>
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/shortest_dec.h"
 #include "executor/spi.h"
@@ -36,7 +35,6 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
 
 /* smallint, integer, bigint, real, double precision or numeric */
 bool
@@ -621,47 +619,53 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
  * slot_row_decode does; one with expressions runs each row in a
  * subtransaction, as a PL/pgSQL exception block would.
  */
+typedef struct GuardedDecode
+{
+	SlotRowReader *reader;
+	TupleTableSlot *slot;
+	double	   *raw;
+	char	  **label;
+	double	   *label_value;
+	bool		decoded;
+} GuardedDecode;
+
+static void
+guarded_decode_work(void *arg)
+{
+	GuardedDecode *d = (GuardedDecode *) arg;
+
+	d->decoded = slot_row_decode(d->reader, d->slot, d->raw, d->label, d->label_value);
+}
+
+/* an error of the row's data raised inside a feature expression */
+static bool
+expression_failed(const ErrorData *edata, void *arg)
+{
+	GuardedDecode *d = (GuardedDecode *) arg;
+	bool		failed = d->reader->evaluating &&
+		ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION;
+
+	d->reader->evaluating = false;
+	return failed;
+}
+
 bool
 slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot, double *raw,
 						char **label, double *label_value, bool *failed)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool decoded = false;
+	GuardedDecode d = {reader, slot, raw, label, label_value, false};
+	ErrorData  *edata;
 
 	*failed = false;
 	if (reader->expressions == NULL)
 		return slot_row_decode(reader, slot, raw, label, label_value);
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		decoded = slot_row_decode(reader, slot, raw, label, label_value);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		bool		expression_failed = reader->evaluating;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		reader->evaluating = false;
-		if (!expression_failed ||
-			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		feature_evaluator_reset(reader->expressions);
-		*failed = true;
-	}
-	PG_END_TRY();
-	return decoded;
+	edata = run_in_subtransaction(guarded_decode_work, &d, expression_failed);
+	if (edata == NULL)
+		return d.decoded;
+	FreeErrorData(edata);
+	feature_evaluator_reset(reader->expressions);
+	*failed = true;
+	return false;
 }
 
 void

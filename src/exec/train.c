@@ -11,7 +11,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include <float.h>
 #include <math.h>

@@ -48,7 +48,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include <float.h>
 #include <math.h>

@@ -42,7 +42,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include "access/xact.h"
 #include "catalog/partition.h"

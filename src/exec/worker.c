@@ -38,7 +38,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "exec/exec.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -58,7 +58,6 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
-#include "utils/resowner.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -412,39 +411,36 @@ needs_work(UnlearnModel *m, bool warm, bool *due)
  * then TORN_READ, and the look is taken again under the lock, which alone
  * may call the state corrupt.
  */
+typedef struct UnlockedLoad
+{
+	const char *name;
+	UnlearnModel *m;
+} UnlockedLoad;
+
+static void
+load_unlocked_work(void *arg)
+{
+	UnlockedLoad *load = (UnlockedLoad *) arg;
+
+	load->m = catalog_load_model(load->name, true, false, true);
+}
+
+static bool
+is_torn(const ErrorData *edata, void *arg)
+{
+	return edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
+}
+
 static UnlearnModel *
 load_unlocked(const char *name)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	UnlearnModel *volatile m = NULL;
+	UnlockedLoad load = {name, NULL};
+	ErrorData  *edata = run_in_subtransaction(load_unlocked_work, &load, is_torn);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		m = catalog_load_model(name, true, false, true);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		m = TORN_READ;
-	}
-	PG_END_TRY();
-	return m;
+	if (edata == NULL)
+		return load.m;
+	FreeErrorData(edata);
+	return TORN_READ;
 }
 
 /*

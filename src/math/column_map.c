@@ -44,7 +44,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "math/maths.h"
 
 #include <float.h>
 #include <math.h>

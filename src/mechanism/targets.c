@@ -7,7 +7,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "mechanism/mechanism.h"
 
 #include <math.h>
 

@@ -68,7 +68,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "unlearn.h"
+#include "store/store.h"
 
 #include "access/xact.h"
 #include "common/hashfn.h"

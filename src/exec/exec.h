@@ -1,0 +1,211 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec.h
+ *	  The exec layer: reading rows, feature expressions, training passes,
+ *	  one statement's change end to end (maintain.c), the triggers, the
+ *	  worker, privileges and locks.  Calls go to the store, mechanism and
+ *	  math layers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UNLEARN_EXEC_H
+#define UNLEARN_EXEC_H
+
+#include "store/store.h"
+#include "executor/tuptable.h"
+
+/* aggregates.c: a statistics state as a training pass reads it */
+typedef struct StatsView
+{
+	bool		hessian;		/* a gradient-and-Hessian state */
+	int			p;
+	int64		rows;
+	double		loss_sum;
+	const double *w;			/* NULL for a Gram state */
+	const double *gradient;		/* NULL for a Gram state */
+	const double *matrix;		/* packed lower; NULL for a gradient state */
+} StatsView;
+extern void stats_view(Datum d, StatsView *view);
+/* train_pass.c: training and re-anchoring by aggregate passes */
+extern bool reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound,
+							double *g, double *allowance, int64 *rows);
+/* pass_rows.c: the row functions of a training pass */
+extern Datum row_map_array(const UnlearnModel *m);
+/* features.c */
+extern bool feature_values_finite(const double *raw, int d);
+extern void check_feature_values(const double *raw, int d, const char *model);
+extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
+							 const char *label);
+extern void verify_source_columns(UnlearnModel *m);
+extern List *model_read_columns(UnlearnModel *m);
+extern bool model_reads_column(UnlearnModel *m, const char *column);
+extern void refuse_column_change(UnlearnModel *m, const char *column, const char *change);
+/* feature_expr.c */
+#define feature_is_expression(m, j) ((m)->is_expression != NULL && (m)->is_expression[j])
+typedef struct FeatureEvaluator FeatureEvaluator;
+extern int	pin_expression_settings(void);
+extern void unpin_expression_settings(int level);
+extern List *feature_expr_column_names(const char *text, const char *model);
+extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
+								bool linear, Oid *result_type);
+extern char *feature_expr_canonical(Node *expr, Oid relid);
+extern char *feature_sql(UnlearnModel *m, int j);
+extern List *feature_column_names(UnlearnModel *m, int j);
+extern FeatureEvaluator *feature_evaluator_create(UnlearnModel *m, TupleDesc desc);
+extern void feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot,
+								   Datum *values, bool *isnull);
+extern void feature_evaluator_reset(FeatureEvaluator *fe);
+extern void feature_evaluator_free(FeatureEvaluator *fe);
+/* rows.c */
+extern bool is_numeric_scalar(Oid base);
+extern bool feature_type_supported(Oid type, bool *is_array);
+extern bool feature_type_fits(UnlearnModel *m, Oid type);
+extern bool label_type_supported(Oid type, UnlearnLoss loss);
+extern char *label_from_text(Oid type, const char *text, double *value);
+extern char *label_from_datum(Oid type, Datum d, double *value);
+extern char *label_from_base_datum(Oid base, Datum d, double *value);
+extern void model_null_label_error(UnlearnModel *m);
+extern void model_null_feature_error(UnlearnModel *m, int j);
+extern double numeric_datum_to_double(Oid base, Datum d);
+/* the longest model name: the catalog's primary key indexes it */
+#define UNLEARN_MAX_NAME 1024
+/* the largest lambda: Lambda = lambda n stays far from overflow */
+#define UNLEARN_MAX_LAMBDA 1e100
+/*
+ * The largest least-squares label a model takes: beyond it the squared
+ * loss of a row could overflow, so such a row is outside the model
+ */
+#define UNLEARN_MAX_LABEL 1e100
+extern bool model_takes_label(UnlearnModel *m, const char *label, double value);
+extern char *squared_label_condition(UnlearnModel *m);
+extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
+extern char *model_null_element_condition(const char *col);
+extern char *model_null_condition(UnlearnModel *m, bool with_label);
+extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int param);
+extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
+extern char *build_feature_select(UnlearnModel *m, const char *relation,
+								  const char *trailing);
+extern void check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
+									   const Oid *trailing_types, int ntrailing);
+extern bool model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull,
+							   bool with_label);
+extern bool decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
+							 double *raw, char **label, double *label_value);
+extern bool decode_spi_row(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, double *raw,
+						   char **label, double *label_value);
+typedef struct SlotRowReader SlotRowReader;
+extern SlotRowReader *slot_row_reader_begin(UnlearnModel *m, Relation rel);
+extern bool slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw,
+							char **label, double *label_value);
+extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
+									double *raw, char **label, double *label_value,
+									bool *failed);
+extern void slot_row_reader_end(SlotRowReader *reader);
+/* train.c */
+extern int64 relation_row_count(Oid relid);
+extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
+extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm);
+extern void train_loaded(UnlearnModel *m, bool verbose);
+extern bool reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
+							double *allowance, int64 *rows);
+extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
+						const double *b, double *w, double *anchor, double *factor,
+						double *weight_sum, bool verbose);
+extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
+extern bool design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k,
+								  const double *w, double *factor, double *weight_sum);
+extern double design_gradient(UnlearnModel *m, const DesignMatrix *dm, int k,
+							  const double *w, const double *b, double *g,
+							  double *magnitude);
+extern void map_design(UnlearnModel *m, DesignMatrix *dm, bool fit);
+extern void free_design(DesignMatrix *dm);
+extern bool retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
+extern void classes_from_rows(UnlearnModel *m);
+extern void no_classes(UnlearnModel *m);
+extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
+/* privilege.c */
+typedef struct ExtensionContext
+{
+	Oid			caller;			/* the user on entry, whose rights count */
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+} ExtensionContext;
+extern void enter_extension_context(ExtensionContext *ctx);
+extern void leave_extension_context(ExtensionContext *ctx);
+extern void enter_table_owner_context(Oid relid, ExtensionContext *ctx);
+extern void check_model_owner(UnlearnModel *m, Oid caller);
+extern void check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint);
+extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
+extern bool model_owner_may_read(UnlearnModel *m);
+extern bool model_owner_owns_table(UnlearnModel *m);
+extern bool may_read_model(const char *name, Oid owner, Oid role, bool weights);
+extern void check_model_read(const char *name, Oid owner, Oid caller, bool weights);
+/* privilege.c: access to a model */
+typedef enum ModelAccess
+{
+	MODEL_FIGURES,				/* status line, ledger: owner or any grant */
+	MODEL_WEIGHTS,				/* weights, predictions: owner or 'read' */
+	MODEL_OWNER					/* removal state: owner only */
+} ModelAccess;
+extern Oid	check_caller_on_model(const char *name, ModelAccess access);
+
+/*
+ * A notice or warning about what a change did to a model reaches the
+ * caller only if it may read the model's figures; otherwise it goes to
+ * the server log alone (whatever the caller's client_min_messages).
+ */
+extern bool caller_reads_figures(UnlearnModel *m);
+#define MODEL_NOTICE(m) (caller_reads_figures(m) ? NOTICE : LOG_SERVER_ONLY)
+#define MODEL_WARNING(m) (caller_reads_figures(m) ? WARNING : LOG_SERVER_ONLY)
+/* exec/maintain.c: one statement's change of one model */
+/* one statement's raw rows for one model */
+typedef struct ModelRows
+{
+	char	   *name;
+	int			p;				/* doubles per row */
+	RowBatch   *removed;		/* raw rows, unmapped */
+	RowBatch   *added;
+	int64		skipped_delta;	/* rows left out for a null: added less removed */
+} ModelRows;
+extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
+extern void rethrow_lock_failure(const char *name, MemoryContext cxt);
+extern bool unlearn_reanchor;
+extern void removal_init(void);
+extern double apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added,
+								 const char *retrain_reason);
+extern bool class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added);
+extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
+extern char *training_residual_detail(UnlearnModel *m);
+extern char *training_residual_hint(UnlearnModel *m);
+extern bool reanchor_into(UnlearnModel *m, double *matrices);
+/* runtime.c */
+extern void runtime_check_blas(void);
+/* trigger.c */
+/* the names of the triggers the extension attaches, as an SQL list */
+#define UNLEARN_TRIGGER_NAMES "'unlearn_before_write', 'unlearn_after_delete', " \
+	"'unlearn_after_insert', 'unlearn_after_update', 'unlearn_before_truncate', 'unlearn_after_row'"
+
+extern void trigger_init(void);
+extern RowBatch *new_row_batch(int p, int capacity);
+extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
+extern Oid	trained_relation(Relation rel);
+extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
+extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
+extern void suspend_for_failed_expression(UnlearnModel *m, Oid caller);
+extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
+							  int64 skipped_delta, Oid caller);
+/* worker.c */
+extern void worker_init(void);
+extern void worker_note_change(UnlearnModel *m, double spent_before);
+/* locks.c, and the DDL guard of api/unlearn.c */
+extern bool unlearn_changing_triggers;
+extern void lock_source(Oid relid);
+extern UnlearnModel *lock_source_for_owners(const char *name, Oid caller, const char *hint);
+extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);
+
+/* subtransaction.c */
+extern ErrorData *run_in_subtransaction(void (*work) (void *arg), void *arg,
+										bool (*survivable) (const ErrorData *edata, void *arg));
+
+#endif							/* UNLEARN_EXEC_H */

@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * maths.h
+ *	  The math layer: linear algebra, the Cholesky modifications, the losses,
+ *	  the Gaussian budget, the row map, Newton's method over a pass oracle and
+ *	  the held-out metrics.  Pure functions over arrays: no SPI, catalog,
+ *	  executor or trigger header, and no call to any other layer.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UNLEARN_MATH_H
+#define UNLEARN_MATH_H
+
+#include "unlearn.h"
+
+/* linalg.c: thin wrappers over OpenBLAS / LAPACKE */
+extern void linalg_init(void);
+extern bool linalg_parallel(bool on);
+extern int	linalg_threads(void);
+extern bool chol_factor_packed(double *ap, int p);
+extern void chol_solve_packed(const double *lp, int p, double *rhs);
+extern void packed_lower_transpose_product(const double *lp, int p, double *v);
+extern void packed_from_full(const double *full, int p, double *packed);
+extern void full_from_packed(const double *packed, int p, double *full);
+extern double packed_quadratic(const double *ap, int p, const double *v, double *av);
+extern double packed_max_eigenvalue_bound(const double *ap, int p);
+extern double vec_dot(const double *x, const double *y, int n);
+extern double vec_norm(const double *v, int p);
+/* cholesky_modify.c: Givens update, hyperbolic (mixed) down-date */
+extern void chol_rank1_update(double *lp, int p, const double *x, double weight);
+extern bool chol_rankk_downdate(double *lp, int p, const double *x, const double *weights,
+								int k);
+/* loss.c */
+extern double loss_value(UnlearnLoss loss, double z, double y);
+extern double loss_d1(UnlearnLoss loss, double z, double y);
+extern double loss_d2(UnlearnLoss loss, double z, double y);
+extern double loss_gamma(UnlearnLoss loss);
+extern double logistic_sigmoid(double z);
+/* budget.c */
+extern double gaussian_budget(double sigma, double epsilon, double delta);
+extern void draw_gaussian_noise(double *b, int n, double sigma);
+extern double combine_class_spent(const double *class_spent, int k);
+extern double rounding_allowance(int64 n, int p, double magnitude);
+/* column_map.c: the row map (see its header) */
+typedef struct RowMap
+{
+	int			dims;
+	bool		intercept;
+	bool		pooled;			/* one array column: one centre and spread */
+	double		scale;			/* D */
+	double		intercept_scaling;	/* a */
+	const double *centre;		/* per column; NULL: the identity */
+	const double *spread;
+} RowMap;
+/* the map of a model trained from 0.8.0 (column_map.c), and the bounds of a stored one */
+#define UNLEARN_INTERCEPT_SCALING 2.0
+#define UNLEARN_SPREAD_STEPS 4
+#define MAX_INTERCEPT_SCALING 16.0
+#define MAX_SPREAD_STEPS 64
+struct RowBatch;
+extern void model_row_map(const UnlearnModel *m, RowMap *map);
+extern void map_row(const RowMap *map, double *row);
+extern double row_map_divisor(int p);
+extern int	map_columns(const UnlearnModel *m);
+extern void column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride);
+extern void column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean,
+								   const double *sd);
+/* newton_solver.c: Algorithm 1 over a pass oracle */
+typedef struct PassTerms
+{
+	int64		rows;
+	double		loss_sum;		/* sum_i l(w.x_i, y_i) */
+	double	   *gradient;		/* sum_i l'_i x_i, p */
+	double	   *hessian;		/* sum_i l''_i x_i x_i', packed lower */
+} PassTerms;
+/*
+ * the data terms of classes[0..count-1] at points[0..count-1], one pass;
+ * terms[i].hessian is filled where hessian[i] (may be anyway)
+ */
+typedef void (*PassOracle) (void *arg, int count, const int *classes,
+							const double *const *points, const bool *hessian,
+							PassTerms *terms);
+typedef struct NewtonProblem
+{
+	const char *model;
+	char	  **class_names;	/* one-vs-rest: for the NOTICEs */
+	int			p;
+	int			nclasses;
+	UnlearnLoss loss;
+	double		reg;			/* Lambda */
+	const double *noise;		/* b, nclasses x p */
+	double		target;			/* residual at which a class stops */
+	int			warning_level;
+	bool		verbose;
+	PassOracle	evaluate;
+	/* optional: called after each pass with the largest iteration count
+	 * and gradient norm of the classes still iterating */
+	void		(*report) (int iteration, int classes, int classes_done,
+						   double gradient_norm);
+	void	   *arg;
+} NewtonProblem;
+extern void newton_fit(const NewtonProblem *np, double *coef, double *anchor,
+					   double *factor, double *weight_bound, double *residual);
+extern bool regularised_pass_terms(UnlearnLoss loss, double reg, const double *w,
+								   const double *b, int p, const PassTerms *terms, double *g,
+								   double *allowance, double *weight_bound, double *factor);
+/* metrics.c */
+typedef struct ClassificationMetrics
+{
+	double		accuracy;
+	double		log_loss;
+	double		roc_auc;		/* NaN: a class lacks positives or negatives */
+	double		macro_f1;
+	double	   *precision;		/* K each */
+	double	   *recall;
+	double	   *f1;
+	int64	   *confusion;		/* K x K, row: true class, column: predicted */
+} ClassificationMetrics;
+typedef struct RegressionMetrics
+{
+	double		r2;				/* NaN for constant targets */
+	double		rmse;
+	double		mae;
+} RegressionMetrics;
+extern void classification_metrics(const int *truth, const int *predicted, const double *proba,
+								   int64 n, int K, ClassificationMetrics *out);
+extern void regression_metrics(const double *y, const double *pred, int64 n,
+							   RegressionMetrics *out);
+extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
+							  const struct RowBatch *added);
+
+#endif							/* UNLEARN_MATH_H */

@@ -1,0 +1,49 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *	  The mechanisms, and the budget rule of Algorithm 2 over whichever a
+ *	  model has.  A new mechanism is one file defining a Mechanism (see
+ *	  mechanism.h) and one line in mechanism_for.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "mechanism/mechanism.h"
+
+/* the mechanism that keeps m: least squares forgets exactly */
+const Mechanism *
+mechanism_for(const UnlearnModel *m)
+{
+	if (m->loss == LOSS_SQUARED)
+		return &exact_mechanism;
+	return &newton_mechanism;
+}
+
+/*
+ * The most beta may reach: eps', whatever the loss and the labels.  With
+ * sigma = 0 (budget 0, no privacy claim) least squares, which spends only
+ * rounding, stays exact to the precision limit instead, and the logistic
+ * loss retrains at every change.
+ */
+double
+budget_limit(UnlearnModel *m)
+{
+	return mechanism_for(m)->limit(m);
+}
+
+/*
+ * Does a model whose noise certifies something (sigma > 0) start beyond
+ * its budget?  Its training residual alone passes eps': nothing it could
+ * release is certified.
+ */
+bool
+training_exceeds_budget(UnlearnModel *m)
+{
+	return m->budget > 0.0 && m->spent > budget_limit(m);
+}
+
+/* Would beta pass the budget? */
+bool
+budget_exceeded(UnlearnModel *m, const double *class_spent_after)
+{
+	return combine_class_spent(class_spent_after, m->nclasses) > budget_limit(m);
+}

@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  The store layer: the catalog tables (models, state, ledger, grants,
+ *	  queue) through named accessors, the shared-memory state store and the
+ *	  progress slots.  Invariants are stated in each file's header.  Calls go
+ *	  to the mechanism and math layers only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UNLEARN_STORE_H
+#define UNLEARN_STORE_H
+
+#include "mechanism/mechanism.h"
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "utils/relcache.h"
+
+/* catalog.c */
+extern UnlearnModel *catalog_load_model(const char *name, bool with_state, bool for_update,
+										bool missing_ok);
+typedef struct ModelRef
+{
+	char	   *name;
+	Oid			owner;
+	bool		deferred;		/* removal => 'deferred' */
+} ModelRef;
+extern List *catalog_models_of_relation(Oid relid);
+extern List *catalog_ready_models(double share, bool every);
+extern double catalog_measured_spent(const char *name);
+extern void catalog_load_state(UnlearnModel *m, bool for_update);
+extern void catalog_checkout_matrices(UnlearnModel *m);
+extern bool catalog_state_version(const char *name, StateVersion *version);
+extern void catalog_lock_model(const char *name);
+extern bool catalog_tracks_classes(void);
+extern bool catalog_has_deferred_removal(void);
+extern void refuse_foreign_partitions(Oid relid);
+extern bool catalog_has_expressions(void);
+extern bool catalog_has_map_grid(void);
+extern bool catalog_has_declared_classes(void);
+extern bool catalog_has_training_passes(void);
+extern bool catalog_has_lean_passes(void);
+extern Datum cstring_text_array(char **v, int n);
+extern double catalog_mean_bound_per_row(const char *name, Oid owner);
+extern bool catalog_has_grants(void);
+extern bool catalog_model_granted(const char *name, Oid role, bool weights);
+extern bool catalog_set_grant(const char *name, Oid owner, Oid grantee,
+							  const char *privilege, bool grant);
+extern void catalog_count_skipped(const char *name, int64 delta);
+extern bool catalog_model_identity(const char *name, bool for_update, bool missing_ok,
+								   Oid *owner, Oid *source);
+extern void catalog_quarantine_model(const char *name);
+extern const char *model_status_name(ModelStatus status);
+extern void corrupt_model(UnlearnModel *m, const char *what) pg_attribute_noreturn();
+extern void catalog_insert_model(UnlearnModel *m);
+extern void catalog_update_model(UnlearnModel *m);
+extern void catalog_delete_model(const char *name);
+extern void catalog_ledger(UnlearnModel *m, const char *operation, int64 removed,
+						   int64 added, double bound, bool retrained);
+extern void catalog_attach_triggers(Oid relid);
+extern void catalog_detach_triggers_if_unused(Oid relid);
+extern Datum partition_set(Oid relid, int *count);
+extern void catalog_set_partitions(Oid relid);
+extern char *relation_qualified_name(Oid relid);
+extern Datum coef_array(const double *coef, int nclasses, int p);
+extern Datum float8_array(const double *v, int n);
+/* state_store.c */
+extern int	unlearn_state_memory_mb;
+extern void state_store_init(void);
+extern bool state_store_available(void);
+extern void state_store_require(void);
+extern double *state_store_checkout(const char *model, const StateVersion *version, Size n);
+extern double *state_store_buffer(const char *model, Size n);
+extern double *state_store_buffer_if_room(const char *model, Size n);
+extern void state_store_stage(const char *model, const double *matrices,
+							  const StateVersion *version);
+extern void state_store_forget(const char *model);
+extern bool state_store_resident(const char *model, const StateVersion *version);
+extern bool state_store_evict(const char *model);
+extern char *state_store_digest(const char *model, const StateVersion *version);
+extern void state_store_counters(int64 *size, int64 *entries, int64 *hits, int64 *misses,
+								 int64 *evictions);
+/* catalog.c: the queue of deferred models */
+extern bool catalog_has_queued_changes(const char *name);
+extern void catalog_clear_queue(const char *name);
+/* progress.c: what long work reports to unlearn.progress */
+extern void progress_init(void);
+#define PROGRESS_BEGAN 1
+#define PROGRESS_JOINED 2
+#define PROGRESS_SILENT 3
+extern int	progress_begin(const char *command, const char *model, Oid owner, Oid relid);
+extern void progress_end(int began);
+extern void progress_phase(const char *phase, int pass, int calls_per_row, int64 rows_total);
+extern void progress_pass_done(int64 rows);
+extern void progress_iteration(int iteration, int classes, int classes_done,
+							   double gradient_norm);
+extern void progress_count_row(const char *model, int len);
+
+#endif							/* UNLEARN_STORE_H */
