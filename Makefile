@@ -1,5 +1,5 @@
 EXTENSION = unlearn
-EXTVERSION = 0.15.0
+EXTVERSION = 0.16.0
 
 MODULE_big = unlearn
 # layers as folders; calls go down only (scripts/check_layers.py):
@@ -8,21 +8,11 @@ OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/math/*.c src/mechanism/*.c \
 	src/store/*.c src/exec/*.c src/api/*.c)))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-# earlier releases as shipped, and the scripts that update them
-DATA = sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.1.0--0.2.0.sql \
-	sql/$(EXTENSION)--0.2.0.sql sql/$(EXTENSION)--0.2.0--0.3.0.sql \
-	sql/$(EXTENSION)--0.3.0.sql sql/$(EXTENSION)--0.3.0--0.4.0.sql \
-	sql/$(EXTENSION)--0.4.0.sql sql/$(EXTENSION)--0.4.0--0.5.0.sql \
-	sql/$(EXTENSION)--0.5.0.sql sql/$(EXTENSION)--0.5.0--0.6.0.sql \
-	sql/$(EXTENSION)--0.6.0.sql sql/$(EXTENSION)--0.6.0--0.7.0.sql \
-	sql/$(EXTENSION)--0.7.0.sql sql/$(EXTENSION)--0.7.0--0.8.0.sql \
-	sql/$(EXTENSION)--0.8.0.sql sql/$(EXTENSION)--0.8.0--0.9.0.sql \
-	sql/$(EXTENSION)--0.9.0.sql sql/$(EXTENSION)--0.9.0--0.10.0.sql \
-	sql/$(EXTENSION)--0.10.0.sql sql/$(EXTENSION)--0.10.0--0.11.0.sql \
-	sql/$(EXTENSION)--0.11.0.sql sql/$(EXTENSION)--0.11.0--0.12.0.sql \
-	sql/$(EXTENSION)--0.12.0.sql sql/$(EXTENSION)--0.12.0--0.13.0.sql \
-	sql/$(EXTENSION)--0.13.0.sql sql/$(EXTENSION)--0.13.0--0.14.0.sql \
-	sql/$(EXTENSION)--0.14.0.sql sql/$(EXTENSION)--0.14.0--0.15.0.sql
+# what a user installs: the current script and the update scripts
+DATA = $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
+# the install scripts of earlier releases, as shipped, for the upgrade test
+# (test/t/007_upgrade.pl); test/run installs them with install-test-scripts
+TEST_SCRIPTS = $(sort $(wildcard test/upgrade/$(EXTENSION)--*.sql))
 
 TESTS = $(sort $(wildcard test/sql/*.sql))
 REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))
@@ -42,8 +32,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# every object depends on the shared header (PGXS tracks no dependencies)
-$(OBJS): $(wildcard src/*.h src/*/*.h)
+# every object depends on the headers and on this file, whose EXTVERSION
+# the worker compares with the catalog (PGXS tracks no dependencies)
+$(OBJS): $(wildcard src/*.h src/*/*.h) Makefile
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
@@ -57,3 +48,7 @@ prove_installcheck:
 		top_builddir='$(CURDIR)/$(top_builddir)' \
 		PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
 		$(PROVE) -I $(pgxsdir)/src/test/perl -I test/perl $(PROVE_FLAGS) $(or $(PROVE_TESTS),test/t/*.pl)
+
+.PHONY: install-test-scripts
+install-test-scripts:
+	$(INSTALL_DATA) $(addprefix $(srcdir)/,$(TEST_SCRIPTS)) '$(DESTDIR)$(datadir)/extension/'

@@ -44,11 +44,13 @@ def layer_of(src, path):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "src")
+    src = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                          os.path.join(os.path.dirname(__file__), "..", "src"))
     files = []
     for root, _, names in os.walk(src):
         files += [os.path.join(root, n) for n in names if n.endswith((".c", ".h"))]
     files.sort()
+    files = [os.path.abspath(f) for f in files]
     problems = []
     defined = {}
     code = {}
@@ -110,8 +112,9 @@ def main():
         if f not in state:
             visit(f, [f])
 
+    base = os.path.dirname(os.path.abspath(src))
     for p in problems:
-        print(p)
+        print(p.replace(base + os.sep, ""))
     print("check_layers: %d files, %d violations" % (len(files), len(problems)))
     sys.exit(1 if problems else 0)
 

@@ -201,7 +201,6 @@ GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq, unlearn.pending_id_seq TO PUBLIC
 
 CREATE FUNCTION unlearn._resident(model text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_resident' LANGUAGE C STABLE STRICT;
-COMMENT ON FUNCTION unlearn._resident(text) IS 'whether the removal matrices of a model are in shared memory at its current version';
 
 CREATE VIEW unlearn.status WITH (security_barrier) AS
 SELECT m.model, m.source, m.loss,
@@ -246,7 +245,6 @@ CREATE FUNCTION unlearn._progress(OUT pid integer, OUT datid oid, OUT role oid,
 	OUT iteration integer, OUT classes integer, OUT classes_converged integer,
 	OUT gradient_norm float8, OUT started timestamptz, OUT phase_started timestamptz)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'unlearn_progress' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION unlearn._progress() IS 'the progress slots in shared memory: row-derived figures for the model owner''s roles only, the model, table, command, phase and times also for pg_read_all_stats, the pid and database for every role';
 CREATE VIEW unlearn.progress AS
 SELECT p.pid, d.datname, p.role::regrole AS role, p.model,
 	   CASE WHEN d.datname = pg_catalog.current_database() THEN p.relid::regclass END AS source,
@@ -296,15 +294,12 @@ RETURNS void AS 'MODULE_PATHNAME', 'unlearn_retrain' LANGUAGE C VOLATILE STRICT;
 
 CREATE FUNCTION unlearn._maintain() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_maintain_trigger' LANGUAGE C;
-COMMENT ON FUNCTION unlearn._maintain() IS 'trigger: applies certified Newton removal/addition to every model of the table';
 
 CREATE FUNCTION unlearn._forbid_truncate() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_truncate_trigger' LANGUAGE C;
-COMMENT ON FUNCTION unlearn._forbid_truncate() IS 'trigger: rejects TRUNCATE of a table that has models';
 
 CREATE FUNCTION unlearn._defer() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_defer_trigger' LANGUAGE C;
-COMMENT ON FUNCTION unlearn._defer() IS 'row trigger: queues each changed row in unlearn.pending for the table''s deferred models';
 
 CREATE FUNCTION unlearn._apply_pending(model text)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_apply_pending' LANGUAGE C VOLATILE STRICT;
@@ -398,7 +393,6 @@ COMMENT ON FUNCTION unlearn_revoke(text, regrole, text) IS 'take back a grant of
 
 CREATE FUNCTION unlearn._check_read(model text, privilege text) RETURNS regclass
 AS 'MODULE_PATHNAME', 'unlearn_check_read' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn._check_read(text, text) IS 'the table of a model the caller may read (read or monitor), or an error 42501';
 
 CREATE FUNCTION unlearn_ledger(model text) RETURNS SETOF unlearn.ledger
 LANGUAGE plpgsql STABLE
@@ -440,7 +434,6 @@ COMMENT ON TYPE unlearn.keyed_score IS 'a row of unlearn_score: the primary key 
 CREATE FUNCTION unlearn._score_columns(model text, key_columns text[], VARIADIC columns "any")
 RETURNS unlearn.keyed_score
 AS 'MODULE_PATHNAME', 'unlearn_score_columns' LANGUAGE C STABLE PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn._score_columns(text, text[], "any") IS 'unlearn_score''s per-row scorer in parallel workers: the feature columns in the model''s order, then the key columns named by key_columns';
 
 CREATE FUNCTION unlearn_score(model text, source regclass DEFAULT NULL)
 RETURNS TABLE (key jsonb, label text, score float8)
@@ -484,7 +477,6 @@ COMMENT ON FUNCTION unlearn_budget(float8, float8, float8) IS 'residual budget e
 
 CREATE FUNCTION unlearn._matrices_digest(model text) RETURNS text
 AS 'MODULE_PATHNAME', 'unlearn_matrices_digest' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION unlearn._matrices_digest(text) IS 'a 64-bit hash of the resident removal matrices of a model (owner only), NULL if not resident; for tests';
 
 CREATE FUNCTION unlearn_plan(
 	removals bigint,
@@ -585,13 +577,10 @@ COMMENT ON AGGREGATE unlearn_merge(unlearn.stats) IS 'merge unlearn.stats states
 -- script to 0.14.0)
 CREATE FUNCTION unlearn._row_values(VARIADIC "any") RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_row_values' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[]';
 CREATE FUNCTION unlearn._row_x(model text, map float8[], raw float8[]) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_row_x' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
-COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite and mapped by a model''s row map (NULL: unmapped)';
 CREATE FUNCTION unlearn._row_target(model text, label "any", positive text) RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_row_target' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn._row_target(text, "any", text) IS 'internal to training passes: +1 if the label is positive, else -1; positive NULL: the label''s value (squared loss)';
 CREATE FUNCTION unlearn._moments_add(bytea, float8[], int4) RETURNS bytea
 AS 'MODULE_PATHNAME', 'unlearn_moments_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION unlearn._moments_combine(bytea, bytea) RETURNS bytea
@@ -613,7 +602,6 @@ CREATE AGGREGATE unlearn._pass_hessian(x float8[], y float8, w float8[], loss te
 COMMENT ON AGGREGATE unlearn._pass_hessian(float8[], float8, float8[], text) IS 'internal to training passes: unlearn_gradient_hessian_state';
 CREATE FUNCTION unlearn._array_shape(anyarray) RETURNS int4
 AS 'MODULE_PATHNAME', 'unlearn_array_shape' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn._array_shape(anyarray) IS 'internal to training passes: -1 for a one-dimensional array with a null element, else the length of its first dimension (0 if empty)';
 CREATE AGGREGATE unlearn._pass_gradient(x float8[], y float8, w float8[], loss text) (
 	SFUNC = unlearn._stats_gradient_add, STYPE = unlearn.stats,
 	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
@@ -622,3 +610,40 @@ CREATE AGGREGATE unlearn._pass_gram(x float8[]) (
 	SFUNC = unlearn._stats_gram_add, STYPE = unlearn.stats,
 	COMBINEFUNC = unlearn._stats_combine, PARALLEL = SAFE);
 COMMENT ON AGGREGATE unlearn._pass_gram(float8[]) IS 'internal to training passes: unlearn_gram_state';
+
+-- Every function in schema unlearn is internal: the SQL interface is the
+-- unlearn_* functions in the extension's schema.  \dx+ unlearn and \df
+-- unlearn.* say so.
+COMMENT ON FUNCTION unlearn._require_preload() IS 'internal: refuses CREATE EXTENSION unless unlearn is in shared_preload_libraries';
+COMMENT ON FUNCTION unlearn._resident(text) IS 'internal: whether the removal matrices of a model are in shared memory at its current version';
+COMMENT ON FUNCTION unlearn._progress() IS 'internal: the progress slots in shared memory (unlearn.progress): row-derived figures for the model owner''s roles only, the model, table, command, phase and times also for pg_read_all_stats, the pid and database for every role';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text) IS 'internal: unlearn_train''s implementation';
+COMMENT ON FUNCTION unlearn._retrain(text, boolean) IS 'internal: unlearn_retrain''s implementation';
+COMMENT ON FUNCTION unlearn._apply_pending(text) IS 'internal: unlearn_apply_pending''s implementation';
+COMMENT ON FUNCTION unlearn._maintain() IS 'internal: statement trigger that applies certified Newton removal and addition to every model of the table';
+COMMENT ON FUNCTION unlearn._forbid_truncate() IS 'internal: trigger that rejects TRUNCATE of a table that has models';
+COMMENT ON FUNCTION unlearn._defer() IS 'internal: row trigger that queues each changed row in unlearn.pending for the table''s deferred models';
+COMMENT ON FUNCTION unlearn._on_sql_drop() IS 'internal: event trigger: a dropped table takes its models; a dropped column or trigger a model needs is refused';
+COMMENT ON FUNCTION unlearn._on_ddl_end() IS 'internal: event trigger: DDL that would change a model''s rows without its triggers is refused';
+COMMENT ON FUNCTION unlearn._matrices_digest(text) IS 'internal: a 64-bit hash of the resident removal matrices of a model (owner only), NULL if not resident; for tests';
+COMMENT ON FUNCTION unlearn._column_moments(float8[], integer) IS 'internal to training passes: count, then per column the mean, then per column the variance of the rows'' values';
+COMMENT ON FUNCTION unlearn._pass_hessian(float8[], float8, float8[], text) IS 'internal to training passes: unlearn_gradient_hessian_state';
+COMMENT ON FUNCTION unlearn._array_shape(anyarray) IS 'internal to training passes: -1 for a one-dimensional array with a null element, else the length of its first dimension (0 if empty)';
+COMMENT ON FUNCTION unlearn._pass_gradient(float8[], float8, float8[], text) IS 'internal to training passes: unlearn_loss_gradient_state';
+COMMENT ON FUNCTION unlearn._pass_gram(float8[]) IS 'internal to training passes: unlearn_gram_state';
+COMMENT ON FUNCTION unlearn._check_read(text, text) IS 'internal: the table of a model the caller may read (read or monitor), or an error 42501';
+COMMENT ON FUNCTION unlearn._score_columns(text, text[], "any") IS 'internal: unlearn_score''s per-row scorer in parallel workers: the feature columns in the model''s order, then the key columns named by key_columns';
+COMMENT ON FUNCTION unlearn._stats_in(cstring) IS 'internal: input function of the statistics state type unlearn.stats';
+COMMENT ON FUNCTION unlearn._stats_out(unlearn.stats) IS 'internal: output function of the statistics state type unlearn.stats';
+COMMENT ON FUNCTION unlearn._stats_recv(internal) IS 'internal: binary input function of the statistics state type unlearn.stats';
+COMMENT ON FUNCTION unlearn._stats_send(unlearn.stats) IS 'internal: binary output function of the statistics state type unlearn.stats';
+COMMENT ON FUNCTION unlearn._stats_gradient_add(unlearn.stats, float8[], float8, float8[], text) IS 'internal: transition function of the loss and gradient aggregates';
+COMMENT ON FUNCTION unlearn._stats_hessian_add(unlearn.stats, float8[], float8, float8[], text) IS 'internal: transition function of the gradient and Hessian aggregates';
+COMMENT ON FUNCTION unlearn._stats_gram_add(unlearn.stats, float8[]) IS 'internal: transition function of the Gram aggregates';
+COMMENT ON FUNCTION unlearn._stats_combine(unlearn.stats, unlearn.stats) IS 'internal: combine function of the statistics aggregates (parallel partial states)';
+COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[]';
+COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite and mapped by a model''s row map (NULL: unmapped)';
+COMMENT ON FUNCTION unlearn._row_target(text, "any", text) IS 'internal to training passes: +1 if the label is positive, else -1; positive NULL: the label''s value (squared loss)';
+COMMENT ON FUNCTION unlearn._moments_add(bytea, float8[], integer) IS 'internal: transition function of unlearn._column_moments';
+COMMENT ON FUNCTION unlearn._moments_combine(bytea, bytea) IS 'internal: combine function of unlearn._column_moments';
+COMMENT ON FUNCTION unlearn._moments_final(bytea) IS 'internal: final function of unlearn._column_moments';

@@ -20,7 +20,7 @@ cancer data (30 features, a logistic model at the default settings):
     there before the DELETE, the deleted one is the closest in direction.
 
 This is why reads are granted per model and only to roles trusted with the
-training data (README, "What a reader of a model can learn").
+training data (docs/trust.md, "What a reader of a model can learn").
 
 Tables, roles and models are named va_* and dropped at the end.  The server
 is the libpq environment's (a superuser) with unlearn preloaded.

@@ -2,11 +2,11 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.15.0, through 0.2.0 to 0.14.0).  The models are trained by
+# install's (0.16.0, through 0.2.0 to 0.15.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0 and 0.14.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0 and 0.15.0.
 use strict;
 use warnings;
 
@@ -35,7 +35,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.15.0', 'updated to 0.15.0 (through 0.2.0 to 0.14.0)');
+	'0.16.0', 'updated to 0.16.0 (through 0.2.0 to 0.15.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -409,6 +409,29 @@ is($node->safe_psql('from0140', q{SELECT 1 FROM unlearn_train('n', 't', 'y', '{a
 	'after the update a model leaves rows with nulls out by default');
 is($node->safe_psql('from0140', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.14.0 equals a fresh install');
+
+# 0.15.0 to 0.16.0: every function in schema unlearn is marked internal,
+# with the comments of a fresh install
+my $comments = q{
+SELECT string_agg(p.oid::regprocedure::text || ': ' || coalesce(obj_description(p.oid, 'pg_proc'), ''),
+				  E'\n' ORDER BY p.oid::regprocedure::text)
+FROM pg_proc p JOIN pg_depend e ON e.objid = p.oid AND e.deptype = 'e'
+	AND e.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'unlearn')};
+my $not_internal = q{
+SELECT count(*) FROM pg_proc
+WHERE pronamespace = 'unlearn'::regnamespace
+	AND coalesce(obj_description(oid, 'pg_proc'), '') NOT LIKE 'internal%'};
+$node->safe_psql('postgres', 'CREATE DATABASE from0150');
+$node->safe_psql('from0150', "CREATE EXTENSION unlearn VERSION '0.15.0'");
+isnt($node->safe_psql('from0150', $not_internal), '0',
+	'on 0.15.0 some functions of schema unlearn are not marked internal');
+$node->safe_psql('from0150', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from0150', $not_internal), '0',
+	'after the update every function of schema unlearn is marked internal');
+is($node->safe_psql('from0150', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.15.0 equal a fresh install');
+is($node->safe_psql('from0150', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.15.0 equals a fresh install');
 
 $node->stop;
 done_testing();
