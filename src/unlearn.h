@@ -116,55 +116,14 @@ typedef struct StateVersion
  * Model definition as stored in unlearn.models, plus the secret state of
  * unlearn.model_state once loaded.
  */
-typedef struct UnlearnModel
+/*
+ * The secret removal state of a model (unlearn.model_state, and the
+ * matrices in the state store): loaded only by catalog_load_model
+ * with_state, for the mechanisms and the passes that rebuild it; never
+ * released, and readable in the catalog by the model's owner alone.
+ */
+typedef struct ModelState
 {
-	char	   *name;
-	Oid			owner;
-	Oid			source;
-	char	   *label;
-	int			nfeatures;
-	char	  **features;		/* column names, or expressions' canonical text */
-	bool	   *is_expression;	/* per feature, or NULL: all are columns */
-	bool		feature_array;
-	Oid		   *column_types;	/* nfeatures + 1, label last */
-	Oid		   *feature_base_types; /* their base types (rows.c), or NULL */
-	UnlearnLoss loss;
-	int			nclasses;		/* K: number of weight vectors (1 unless OvR) */
-	int			nlabels;		/* number of distinct labels kept in classes */
-	char	  **classes;		/* label values as text */
-	int			dims;			/* d */
-	bool		intercept;
-	int			p;				/* d + intercept */
-	double		scale;			/* D of the row map (column_map.c) */
-	double		intercept_scaling;	/* a: the intercept's coordinate before D */
-	int			spread_steps;	/* steps of the spread grid per power of two */
-	bool		classes_declared;	/* classes fixed at training, not the rows' */
-	UnlearnPreprocess preprocess;	/* where centre and spread come from */
-	double	   *centre;			/* map_columns(m) each; NULL: identity */
-	double	   *spread;
-	int64		rows;
-	int64		skipped;		/* rows outside the model for a null */
-	bool		skip_nulls;		/* nulls => 'skip' (else a null is an error) */
-	int64		trained_rows;
-	int64		removed;
-	int64		inserted;
-	int			retrains;
-	int			reanchors_now;	/* re-anchorings in this call (0 or 1) */
-	double		lambda;
-	double		reg;			/* Lambda */
-	double		sigma;
-	double		epsilon;
-	double		delta;
-	double		budget;			/* eps' */
-	double		spent;			/* beta, l2 over classes */
-	UnlearnBound bound;
-	bool		retrain_on_exhausted;	/* else suspend */
-	bool		per_row_steps;
-	bool		deferred;		/* removal => 'deferred': changes queue in unlearn.pending */
-	ModelStatus status;
-	double	   *coef;			/* K * p (zeros unless READY) */
-
-	/* secret state (catalog_load_model with_state) */
 	double	   *noise;			/* K * p: b */
 	double	   *anchor;			/* K * p: w0 */
 	double	   *factor;			/* K * p(p+1)/2: packed lower Cholesky of H */
@@ -174,16 +133,81 @@ typedef struct UnlearnModel
 	double	   *weight_sum;		/* K: C_k = sum_i l''(w0_k.x_i) over current rows */
 	double	   *column_sums;	/* 2 per column: S1, S2 ('standardize') */
 	int64	   *class_rows;		/* nlabels: rows per label of a classifier */
+	double	   *state_buffer;	/* factor and gram in one state_store buffer */
+	StateVersion version;		/* of the state loaded or written last */
+} ModelState;
+
+/* what one call (a statement's change, a training) did: never stored */
+typedef struct ModelCall
+{
+	Oid		   *feature_base_types; /* base types of the features (rows.c), or NULL */
+	int			reanchors_now;	/* re-anchorings in this call (0 or 1) */
 	bool		retrained_now;	/* (re)trained in this call: rewrite b and w0 */
 	bool		anchor_changed; /* re-anchored in this call: rewrite w0 */
 	bool		gram_changed;	/* K' changed in this call: rewrite its blocks */
 	bool		rebuilt_now;	/* matrices rebuilt in this call (not resident) */
-	double	   *state_buffer;	/* factor and gram in one state_store buffer */
-	StateVersion version;		/* of the state loaded or written last */
 	Oid			changed_by;		/* the role whose statement changes it, or
 								 * InvalidOid (training, the worker) */
 	int			figures_readable;	/* by changed_by: 0 not yet asked, 1
 									 * yes, -1 no (caller_reads_figures) */
+} ModelCall;
+
+/*
+ * A model: its definition (fixed at training), what it releases (w and
+ * the figures of unlearn.models, changed by every change), its secret
+ * state, and the bookkeeping of the current call.
+ */
+typedef struct UnlearnModel
+{
+	/* definition: fixed at training, stored in unlearn.models */
+	char	   *name;
+	Oid			owner;
+	Oid			source;
+	char	   *label;
+	int			nfeatures;
+	char	  **features;		/* column names, or expressions' canonical text */
+	bool	   *is_expression;	/* per feature, or NULL: all are columns */
+	bool		feature_array;
+	Oid		   *column_types;	/* nfeatures + 1, label last */
+	UnlearnLoss loss;
+	int			dims;			/* d */
+	bool		intercept;
+	int			p;				/* d + intercept */
+	double		intercept_scaling;	/* a: the intercept's coordinate before D */
+	int			spread_steps;	/* steps of the spread grid per power of two */
+	bool		classes_declared;	/* classes fixed at training, not the rows' */
+	UnlearnPreprocess preprocess;	/* where centre and spread come from */
+	bool		skip_nulls;		/* nulls => 'skip' (else a null is an error) */
+	double		lambda;
+	double		sigma;
+	double		epsilon;
+	double		delta;
+	UnlearnBound bound;
+	bool		retrain_on_exhausted;	/* else suspend */
+	bool		per_row_steps;
+	bool		deferred;		/* removal => 'deferred': changes queue in unlearn.pending */
+
+	/* released: the weights and the public figures, in unlearn.models */
+	ModelStatus status;
+	int			nclasses;		/* K: number of weight vectors (1 unless OvR) */
+	int			nlabels;		/* number of distinct labels kept in classes */
+	char	  **classes;		/* label values as text */
+	double		scale;			/* D of the row map (column_map.c) */
+	double	   *centre;			/* map_columns(m) each; NULL: identity */
+	double	   *spread;
+	double		reg;			/* Lambda, lambda * n frozen at (re)training */
+	double		budget;			/* eps' */
+	double		spent;			/* beta, l2 over classes */
+	double	   *coef;			/* K * p (zeros unless READY) */
+	int64		rows;
+	int64		skipped;		/* rows outside the model for a null */
+	int64		trained_rows;
+	int64		removed;
+	int64		inserted;
+	int			retrains;
+
+	ModelState	state;			/* secret (catalog_load_model with_state) */
+	ModelCall	call;			/* this call's bookkeeping */
 } UnlearnModel;
 
 #define PACKED_SIZE(p) ((Size) (p) * ((p) + 1) / 2)
@@ -212,8 +236,8 @@ model_matrix_doubles(const UnlearnModel *m)
 static inline void
 model_point_matrices(UnlearnModel *m, double *matrices)
 {
-	m->state_buffer = m->factor = matrices;
-	m->gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?
+	m->state.state_buffer = m->state.factor = matrices;
+	m->state.gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?
 		matrices + PACKED_SIZE(m->p) * m->nclasses : NULL;
 }
 

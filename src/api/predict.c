@@ -338,7 +338,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 	int			j,
 				a;
 
-	m->feature_base_types = NULL;
+	m->call.feature_base_types = NULL;
 	if (rs->expressions != NULL)
 	{
 		feature_evaluator_free(rs->expressions);

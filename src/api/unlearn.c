@@ -394,7 +394,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 				 errmsg("the training residual of model \"%s\" exceeds its removal budget", m->name),
 				 errdetail("%s", training_residual_detail(m)),
 				 errhint("%s", training_residual_hint(m))));
-	m->retrained_now = true;
+	m->call.retrained_now = true;
 	catalog_insert_model(m);
 	catalog_attach_triggers(relid);
 	catalog_set_partitions(relid);
@@ -430,7 +430,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	m = catalog_load_model(name, false, true, false);
 	retrain_or_rest(m, verbose, NULL);
 	m->retrains++;
-	m->retrained_now = true;
+	m->call.retrained_now = true;
 	catalog_update_model(m);
 	catalog_ledger(m, "retrain", 0, 0, m->spent, true);
 	progress_end(reports);

@@ -44,7 +44,7 @@ exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out)
 	{
 		double		norm;
 
-		design_gradient(m, dm, k, m->coef + (Size) k * m->p, m->noise + (Size) k * m->p, g, NULL);
+		design_gradient(m, dm, k, m->coef + (Size) k * m->p, m->state.noise + (Size) k * m->p, g, NULL);
 		norm = vec_norm(g, m->p);
 		total += norm * norm;
 		if (u_out)
@@ -162,7 +162,7 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	{
 		double		weight_sum;
 
-		fit_class(m, &dm, k, m->noise + (Size) k * m->p, retrained + (Size) k * m->p,
+		fit_class(m, &dm, k, m->state.noise + (Size) k * m->p, retrained + (Size) k * m->p,
 				  anchor, factor, &weight_sum, false);
 	}
 	for (k = 0; k < m->nclasses * m->p; k++)

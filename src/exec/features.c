@@ -281,7 +281,7 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 {
 	int			i;
 
-	m->feature_base_types = NULL;
+	m->call.feature_base_types = NULL;
 
 	for (i = 0; i <= m->nfeatures; i++)
 	{

@@ -63,7 +63,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 
 	if (m->loss == LOSS_SQUARED || m->status != MODEL_READY)
 		return true;
-	if (m->class_rows == NULL)
+	if (m->state.class_rows == NULL)
 	{
 		/* trained before 0.4.0: a retrain takes the classes from the rows */
 		return !catalog_tracks_classes();
@@ -74,7 +74,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 		if (k < 0)
 			holds = false;
 		else
-			m->class_rows[k]--;
+			m->state.class_rows[k]--;
 	}
 	for (i = 0; added != NULL && i < added->count; i++)
 	{
@@ -82,10 +82,10 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 		if (k < 0)
 			holds = false;
 		else
-			m->class_rows[k]++;
+			m->state.class_rows[k]++;
 	}
 	for (k = 0; k < m->nlabels && !m->classes_declared; k++)
-		if (m->class_rows[k] <= 0)
+		if (m->state.class_rows[k] <= 0)
 			holds = false;
 	return holds;
 }
@@ -257,13 +257,13 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
-	m->changed_by = caller;
+	m->call.changed_by = caller;
 	if (m->status == MODEL_READY)
 		catalog_checkout_matrices(m);
 	spent_before = m->spent;
 	m->skipped += rows->skipped_delta;
 	if (!class_rows_update(m, rows->removed, rows->added))
-		retrain_reason = m->class_rows == NULL ?
+		retrain_reason = m->state.class_rows == NULL ?
 			"The model was trained before its catalog kept its rows per class." :
 			"A class of the model lost its last row, or a row brings a new class.";
 	/* the sums go forward in any case: a retrain replaces them */
@@ -275,9 +275,9 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	bound = apply_row_changes(m, rows->removed, rows->added, retrain_reason);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
-	if (m->rebuilt_now)
+	if (m->call.rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
-	catalog_ledger(m, operation, nrem, nadd, bound, m->retrained_now);
+	catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
 	worker_note_change(m, spent_before);
 	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
@@ -293,7 +293,7 @@ rest_model(UnlearnModel *m, int64 rows, bool one_class)
 {
 	m->status = MODEL_TOO_FEW_ROWS;
 	m->rows = rows;
-	m->class_rows = NULL;
+	m->state.class_rows = NULL;
 	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
 	if (!one_class && m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
 		classes_from_rows(m);
@@ -390,7 +390,7 @@ retrain_now(UnlearnModel *m, const char *why)
 {
 	retrain_or_rest(m, false, why);
 	m->retrains++;
-	m->retrained_now = true;
+	m->call.retrained_now = true;
 }
 
 /*
@@ -438,13 +438,13 @@ reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 	}
 	if (ok)
 	{
-		memcpy(m->factor, factor, sizeof(double) * packed * K);
-		memcpy(m->weight_sum, weights, sizeof(double) * K);
-		memcpy(m->anchor, m->coef, sizeof(double) * K * p);
-		memcpy(m->class_spent, measured, sizeof(double) * K);
-		m->spent = combine_class_spent(m->class_spent, K);
-		m->anchor_changed = m->gram_changed = true;
-		m->reanchors_now = 1;
+		memcpy(m->state.factor, factor, sizeof(double) * packed * K);
+		memcpy(m->state.weight_sum, weights, sizeof(double) * K);
+		memcpy(m->state.anchor, m->coef, sizeof(double) * K * p);
+		memcpy(m->state.class_spent, measured, sizeof(double) * K);
+		m->spent = combine_class_spent(m->state.class_spent, K);
+		m->call.anchor_changed = m->call.gram_changed = true;
+		m->call.reanchors_now = 1;
 		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 			elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
 				 m->name, (long long) rows, m->spent, m->budget);
@@ -501,7 +501,7 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 	model_point_matrices(m, state_store_buffer(m->name, model_matrix_doubles(m)));
 	ok = reanchor_model(m, u, allowance) && newton_move_back(m, rems, adds, u, allowance);
 	if (ok)
-		m->rebuilt_now = true;
+		m->call.rebuilt_now = true;
 	pfree(u);
 	pfree(allowance);
 	return ok;
@@ -519,7 +519,7 @@ handle_exhausted(UnlearnModel *m)
 	double		spent_before = m->spent;
 	bool		measured = unlearn_reanchor && reanchor_model(m, NULL, NULL);
 
-	if (measured && !budget_exceeded(m, m->class_spent))
+	if (measured && !budget_exceeded(m, m->state.class_spent))
 		return false;
 	if (!m->retrain_on_exhausted)
 	{
@@ -584,7 +584,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		 * model's lists none, without reading a table whose rows may be what
 		 * suspended it
 		 */
-		if (m->status != MODEL_READY && !m->retrained_now && nrem > 0 &&
+		if (m->status != MODEL_READY && !m->call.retrained_now && nrem > 0 &&
 			m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
 		{
 			if (m->status == MODEL_SUSPENDED)
@@ -607,7 +607,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	step_rows_prepare(m, removed, &rems);
 	step_rows_prepare(m, added, &adds);
 
-	if (m->factor == NULL && !rebuild_matrices(m, &rems, &adds))
+	if (m->state.factor == NULL && !rebuild_matrices(m, &rems, &adds))
 	{
 		retrain_now(m, "Its Hessian is not positive definite at the current weights.");
 		return 0.0;
@@ -631,7 +631,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	total_bound = combine_class_spent(statement_bound, K);
 
 	for (k = 0; k < K; k++)
-		spent_after[k] = m->class_spent[k] + statement_bound[k];
+		spent_after[k] = m->state.class_spent[k] + statement_bound[k];
 	if (budget_exceeded(m, spent_after))
 	{
 		if (handle_exhausted(m))
@@ -639,8 +639,8 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	}
 	else
 	{
-		memcpy(m->class_spent, spent_after, sizeof(double) * K);
-		m->spent = combine_class_spent(m->class_spent, K);
+		memcpy(m->state.class_spent, spent_after, sizeof(double) * K);
+		m->spent = combine_class_spent(m->state.class_spent, K);
 	}
 	if (m->budget > 0 && m->loss != LOSS_SQUARED &&
 		spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)

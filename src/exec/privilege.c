@@ -288,11 +288,11 @@ may_read_model(const char *name, Oid owner, Oid role, bool weights)
 bool
 caller_reads_figures(UnlearnModel *m)
 {
-	if (!OidIsValid(m->changed_by))
+	if (!OidIsValid(m->call.changed_by))
 		return true;
-	if (m->figures_readable == 0)
-		m->figures_readable = may_read_model(m->name, m->owner, m->changed_by, false) ? 1 : -1;
-	return m->figures_readable > 0;
+	if (m->call.figures_readable == 0)
+		m->call.figures_readable = may_read_model(m->name, m->owner, m->call.changed_by, false) ? 1 : -1;
+	return m->call.figures_readable > 0;
 }
 
 void

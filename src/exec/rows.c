@@ -457,7 +457,7 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 		extract_float_array(values[1], raw, m->dims, "feature array");
 	else
 	{
-		if (m->feature_base_types == NULL)
+		if (m->call.feature_base_types == NULL)
 		{
 			/* looked up once per model: this loop runs for every row */
 			Oid		   *base = MemoryContextAlloc(GetMemoryChunkContext(m),
@@ -465,10 +465,10 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 
 			for (j = 0; j < m->nfeatures; j++)
 				base[j] = getBaseType(m->column_types[j]);
-			m->feature_base_types = base;
+			m->call.feature_base_types = base;
 		}
 		for (j = 0; j < m->nfeatures; j++)
-			raw[j] = numeric_datum_to_double(m->feature_base_types[j], values[j + 1]);
+			raw[j] = numeric_datum_to_double(m->call.feature_base_types[j], values[j + 1]);
 	}
 	check_feature_values(raw, m->dims, m->name);
 	return true;

@@ -615,11 +615,11 @@ train_loaded(UnlearnModel *m, bool verbose)
 	m->reg = m->lambda * dm.n;
 	m->rows = m->trained_rows = dm.n;
 	for (k = 0; k < m->nclasses; k++)
-		m->class_spent[k] = fit_class(m, &dm, k, m->noise + (Size) k * m->p,
-									  m->coef + (Size) k * m->p, m->anchor + (Size) k * m->p,
-									  m->factor + packed * k, &m->weight_sum[k], verbose);
+		m->state.class_spent[k] = fit_class(m, &dm, k, m->state.noise + (Size) k * m->p,
+									  m->coef + (Size) k * m->p, m->state.anchor + (Size) k * m->p,
+									  m->state.factor + packed * k, &m->state.weight_sum[k], verbose);
 	if (MODEL_HAS_GRAM(m))
-		gram_of_design(&dm, m->gram);
+		gram_of_design(&dm, m->state.gram);
 	free_design(&dm);
 }
 
@@ -645,11 +645,11 @@ reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
 		double		magnitude;
 
 		ok = design_hessian_factor(m, &dm, k, w, factor + PACKED_SIZE(p) * k, &weight_sum[k]);
-		design_gradient(m, &dm, k, w, m->noise + (Size) k * p, g + (Size) k * p, &magnitude);
+		design_gradient(m, &dm, k, w, m->state.noise + (Size) k * p, g + (Size) k * p, &magnitude);
 		allowance[k] = rounding_allowance(dm.n, p, magnitude);
 	}
 	if (ok && MODEL_HAS_GRAM(m))
-		gram_of_design(&dm, m->gram);
+		gram_of_design(&dm, m->state.gram);
 	*rows = dm.n;
 	free_design(&dm);
 	return ok;

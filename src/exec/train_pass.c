@@ -317,11 +317,11 @@ choose_classes(UnlearnModel *m, LabelSet *set)
 	qsort(order, set->n, sizeof(int), compare_labels);
 	m->nlabels = set->n;
 	m->classes = palloc(sizeof(char *) * set->n);
-	m->class_rows = palloc0(sizeof(int64) * set->n);
+	m->state.class_rows = palloc0(sizeof(int64) * set->n);
 	for (k = 0; k < set->n; k++)
 	{
 		m->classes[k] = set->text[order[k]];
-		m->class_rows[k] = set->rows[order[k]];
+		m->state.class_rows[k] = set->rows[order[k]];
 	}
 	m->nclasses = set->n == 2 ? 1 : set->n;
 	if (m->classes_declared && m->trained_rows == 0)
@@ -330,7 +330,7 @@ choose_classes(UnlearnModel *m, LabelSet *set)
 		int			present = 0;
 
 		for (k = 0; k < set->n; k++)
-			present += m->class_rows[k] > 0;
+			present += m->state.class_rows[k] > 0;
 		if (present < 2)
 			return false;
 	}
@@ -714,7 +714,7 @@ classes_from_rows(UnlearnModel *m)
 	if (m->classes == NULL)
 		no_classes(m);
 	m->nclasses = m->nlabels > 2 ? m->nlabels : 1;
-	m->class_rows = NULL;		/* nothing is kept at rest */
+	m->state.class_rows = NULL;		/* nothing is kept at rest */
 }
 
 /* an empty class list (not none) for a classifier that releases nothing */
@@ -724,7 +724,7 @@ no_classes(UnlearnModel *m)
 	m->classes = palloc0(sizeof(char *));
 	m->nlabels = 0;
 	m->nclasses = 1;
-	m->class_rows = NULL;
+	m->state.class_rows = NULL;
 }
 
 /*
@@ -780,26 +780,26 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	m->rows = n;
 	m->trained_rows = n;
 	packed = PACKED_SIZE(p);
-	if (fresh_noise || m->noise == NULL)
+	if (fresh_noise || m->state.noise == NULL)
 	{
-		m->noise = palloc(sizeof(double) * m->nclasses * p);
-		draw_gaussian_noise(m->noise, m->nclasses * p, m->sigma);
+		m->state.noise = palloc(sizeof(double) * m->nclasses * p);
+		draw_gaussian_noise(m->state.noise, m->nclasses * p, m->sigma);
 	}
 	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
 	m->coef = palloc0(sizeof(double) * m->nclasses * p);
-	m->anchor = palloc(sizeof(double) * m->nclasses * p);
-	m->factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
-	m->gram = MODEL_HAS_GRAM(m) ? MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed) : NULL;
-	m->class_spent = palloc(sizeof(double) * m->nclasses);
-	m->weight_sum = palloc(sizeof(double) * m->nclasses);
+	m->state.anchor = palloc(sizeof(double) * m->nclasses * p);
+	m->state.factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
+	m->state.gram = MODEL_HAS_GRAM(m) ? MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed) : NULL;
+	m->state.class_spent = palloc(sizeof(double) * m->nclasses);
+	m->state.weight_sum = palloc(sizeof(double) * m->nclasses);
 	linalg_parallel(true);
 	if (!catalog_has_training_passes())
 	{
 		scan_end(&scan);
 		train_loaded(m, verbose);
 		linalg_parallel(false);
-		m->gram_bound = MODEL_HAS_GRAM(m) ? packed_max_eigenvalue_bound(m->gram, p) : 0.0;
-		m->spent = combine_class_spent(m->class_spent, m->nclasses);
+		m->state.gram_bound = MODEL_HAS_GRAM(m) ? packed_max_eigenvalue_bound(m->state.gram, p) : 0.0;
+		m->spent = combine_class_spent(m->state.class_spent, m->nclasses);
 		return true;
 	}
 	if (m->preprocess == PREPROCESS_STANDARDIZE)
@@ -813,27 +813,27 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	np.nclasses = m->nclasses;
 	np.loss = m->loss;
 	np.reg = m->reg;
-	np.noise = m->noise;
+	np.noise = m->state.noise;
 	np.target = TRAINING_FRACTION * m->budget;
 	np.warning_level = MODEL_WARNING(m);
 	np.verbose = verbose;
 	np.evaluate = newton_pass;
 	np.report = progress_iteration;
 	np.arg = &scan;
-	newton_fit(&np, m->coef, m->anchor, m->factor, m->weight_sum, m->class_spent);
+	newton_fit(&np, m->coef, m->state.anchor, m->state.factor, m->state.weight_sum, m->state.class_spent);
 	if (scan.rows != n)
 		elog(ERROR, "unlearn: the passes of model \"%s\" read %lld rows, its census %lld",
 			 m->name, (long long) scan.rows, (long long) n);
 	if (MODEL_HAS_GRAM(m))
 	{
-		gram_pass(&scan, m->gram);
-		m->gram_bound = packed_max_eigenvalue_bound(m->gram, p);
+		gram_pass(&scan, m->state.gram);
+		m->state.gram_bound = packed_max_eigenvalue_bound(m->state.gram, p);
 	}
 	else
-		m->gram_bound = 0.0;	/* unused */
+		m->state.gram_bound = 0.0;	/* unused */
 	linalg_parallel(false);
 	scan_end(&scan);
-	m->spent = combine_class_spent(m->class_spent, m->nclasses);
+	m->spent = combine_class_spent(m->state.class_spent, m->nclasses);
 	return true;
 }
 
@@ -881,7 +881,7 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	for (k = 0; k < K && ok; k++)
 	{
 		const double *w = points[k];
-		const double *b = m->noise + (Size) k * p;
+		const double *b = m->state.noise + (Size) k * p;
 		double	   *gk = g + (Size) k * p;
 
 		ok = regularised_pass_terms(m->loss, m->reg, w, b, p, &terms[k], gk, &allowance[k],
@@ -891,7 +891,7 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	}
 	*rows = scan.rows;
 	if (ok && MODEL_HAS_GRAM(m))
-		gram_pass(&scan, m->gram);
+		gram_pass(&scan, m->state.gram);
 	scan_end(&scan);
 	pfree(full);
 	return ok;

@@ -339,7 +339,7 @@ suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
 {
 	if (m->status == MODEL_SUSPENDED || model_owner_may_read(m))
 		return;
-	m->changed_by = caller;
+	m->call.changed_by = caller;
 	ereport(MODEL_WARNING(m),
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
@@ -363,7 +363,7 @@ suspend_for_failed_expression(UnlearnModel *m, Oid caller)
 {
 	if (m->status == MODEL_SUSPENDED)
 		return;
-	m->changed_by = caller;
+	m->call.changed_by = caller;
 	ereport(MODEL_WARNING(m),
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("model \"%s\" is suspended: a feature expression failed for a row of table \"%s\"",
@@ -919,7 +919,7 @@ sync_partition_sets(Oid caller)
 			}
 			retrain_or_rest(m, false, "The partitions of its table changed.");
 			m->retrains++;
-			m->retrained_now = true;
+			m->call.retrained_now = true;
 			catalog_update_model(m);
 			catalog_ledger(m, "repartition", 0, 0, m->spent, true);
 		}

@@ -488,7 +488,7 @@ refresh_model(const char *name, bool warm)
 	{
 		retrain_or_rest(m, false, NULL);
 		m->retrains++;
-		m->retrained_now = retrained = true;
+		m->call.retrained_now = retrained = true;
 	}
 	catalog_update_model(m);
 	catalog_ledger(m, retrained ? "retrain" : due ? "reanchor" : "rebuild", 0, 0, 0.0, retrained);

@@ -240,7 +240,7 @@ column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 
 	m->centre = palloc(sizeof(double) * ncol);
 	m->spread = palloc(sizeof(double) * ncol);
-	m->column_sums = palloc0(sizeof(double) * 2 * ncol);
+	m->state.column_sums = palloc0(sizeof(double) * 2 * ncol);
 	for (c = 0; c < ncol; c++)
 	{
 		long double sum = 0,
@@ -283,7 +283,7 @@ column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean, const d
 
 	m->centre = palloc(sizeof(double) * ncol);
 	m->spread = palloc(sizeof(double) * ncol);
-	m->column_sums = palloc0(sizeof(double) * 2 * ncol);
+	m->state.column_sums = palloc0(sizeof(double) * 2 * ncol);
 	for (c = 0; c < ncol; c++)
 	{
 		long double offset,
@@ -293,8 +293,8 @@ column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean, const d
 		grid_cell(mean[c], sd[c], m->spread_steps, &m->centre[c], &m->spread[c]);
 		offset = ((long double) mean[c] - m->centre[c]) / m->spread[c];
 		ratio = (long double) sd[c] / m->spread[c];
-		m->column_sums[2 * c] = (double) (n * offset);
-		m->column_sums[2 * c + 1] = (double) (n * (ratio * ratio + offset * offset));
+		m->state.column_sums[2 * c] = (double) (n * offset);
+		m->state.column_sums[2 * c + 1] = (double) (n * (ratio * ratio + offset * offset));
 	}
 }
 
@@ -325,8 +325,8 @@ column_sums_apply(UnlearnModel *m, const double *x, int64 count, int stride, dou
 				sum += t;
 				sq += (long double) t * t;
 			}
-		m->column_sums[2 * c] += sign * (double) sum;
-		m->column_sums[2 * c + 1] += sign * (double) sq;
+		m->state.column_sums[2 * c] += sign * (double) sum;
+		m->state.column_sums[2 * c + 1] += sign * (double) sq;
 	}
 }
 
@@ -354,8 +354,8 @@ column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 		double		s = m->spread[c];
 
 		/* in units of s: the mean's offset from c, and the variance */
-		double		offset = m->column_sums[2 * c] / count;
-		double		var = m->column_sums[2 * c + 1] / count - offset * offset;
+		double		offset = m->state.column_sums[2 * c] / count;
+		double		var = m->state.column_sums[2 * c + 1] / count - offset * offset;
 		double		sd = sqrt(Max(var, 0.0));
 		double		mean = m->centre[c] + offset * s;
 		double		floor_sd = ldexp(Max(fabs(mean), 1.0), SPREAD_FLOOR_EXPONENT) / s;
@@ -384,7 +384,7 @@ column_map_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 {
 	int64		rows = m->rows;
 
-	if (m->preprocess != PREPROCESS_STANDARDIZE || m->column_sums == NULL)
+	if (m->preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
 		return true;
 	if (removed != NULL)
 	{

@@ -75,7 +75,7 @@ squared_precision_limit(UnlearnModel *m)
 	for (k = 0; k < m->nclasses; k++)
 	{
 		double		size = m->reg * vec_norm(m->coef + (Size) k * m->p, m->p) +
-			vec_norm(m->noise + (Size) k * m->p, m->p);
+			vec_norm(m->state.noise + (Size) k * m->p, m->p);
 
 		sum += size * size;
 	}

@@ -90,7 +90,7 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 	double	   *delta = in->work;
 	double	   *kv = in->work2;
 	const StepRows *adds = in->adds;
-	const double *lfac = m->factor + packed * k;
+	const double *lfac = m->state.factor + packed * k;
 	double	   *drift_prod = cache->drift_prod ? cache->drift_prod + (Size) k * p : NULL;
 	double		v_norm = vec_norm(v, p);
 	double		solve_error;
@@ -111,11 +111,11 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 					drift_quad = 0.0;
 		int			j;
 
-		quad = Max(packed_quadratic(m->gram, p, v, kv), 0.0);	/* ||X'v||^2 */
+		quad = Max(packed_quadratic(m->state.gram, p, v, kv), 0.0);	/* ||X'v||^2 */
 		for (j = 0; j < p; j++)
 			drift_quad += (w[j] - w0[j]) * drift_prod[j];	/* ||X'(w-w0)||^2 */
 		drift_quad = Max(drift_quad, 0.0);
-		bound = gamma * sqrt(m->gram_bound) * v_norm * sqrt(quad)
+		bound = gamma * sqrt(m->state.gram_bound) * v_norm * sqrt(quad)
 			+ gamma * sqrt(drift_quad) * sqrt(quad);
 		/* w moves by v: K'(w - w0) moves by K'v */
 		cblas_daxpy(p, 1.0, kv, 1, drift_prod, 1);
@@ -139,7 +139,7 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 		cblas_daxpy(p, -1.0, w0, 1, delta, 1);
 		drift = vec_norm(delta, p) * (1.0 + p * DBL_EPSILON);
 		s_quad = factor_data_quadratic(m, lfac, delta, kv);
-		weight = Max(m->weight_sum[k], 0.0) * (1.0 + 2.0 * (m->rows + adds->count + p) * DBL_EPSILON);
+		weight = Max(m->state.weight_sum[k], 0.0) * (1.0 + 2.0 * (m->rows + adds->count + p) * DBL_EPSILON);
 
 		/*
 		 * the stale-Hessian term in its two forms; with d_i =

@@ -92,13 +92,13 @@ init_step_cache(UnlearnModel *m, StepCache *cache)
 	cache->factor_norm2 = palloc(sizeof(double) * m->nclasses);
 	for (k = 0; k < m->nclasses; k++)
 	{
-		const double *lfac = m->factor + packed * k;
+		const double *lfac = m->state.factor + packed * k;
 
 		if (cache->drift_prod)
 		{
 			for (j = 0; j < p; j++)
-				drift[j] = m->coef[(Size) k * p + j] - m->anchor[(Size) k * p + j];
-			packed_quadratic(m->gram, p, drift, cache->drift_prod + (Size) k * p);
+				drift[j] = m->coef[(Size) k * p + j] - m->state.anchor[(Size) k * p + j];
+			packed_quadratic(m->state.gram, p, drift, cache->drift_prod + (Size) k * p);
 		}
 		cache->factor_norm2[k] = vec_dot(lfac, lfac, (int) packed);
 	}
@@ -120,7 +120,7 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 
 	if (count == 0 || !MODEL_HAS_GRAM(m))
 		return;
-	m->gram_changed = true;
+	m->call.gram_changed = true;
 	for (i = from; i < from + count; i++)
 	{
 		const double *x = rows->x + (Size) i * p;
@@ -128,26 +128,26 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 		for (k = 0; k < m->nclasses; k++)
 		{
 			const double *w = m->coef + (Size) k * p;
-			const double *w0 = m->anchor + (Size) k * p;
+			const double *w0 = m->state.anchor + (Size) k * p;
 			double		a = vec_dot(w, x, p) - vec_dot(w0, x, p);
 
 			cblas_daxpy(p, sign * a, x, 1, cache->drift_prod + (Size) k * p, 1);
 		}
 		/* lambda_max(K + x x') <= lambda_max(K) + ||x||^2; a removal keeps it */
 		if (sign > 0)
-			m->gram_bound += vec_dot(x, x, p);
+			m->state.gram_bound += vec_dot(x, x, p);
 	}
 	if (count < 8)
 		for (i = from; i < from + count; i++)
-			cblas_dspr(CblasColMajor, CblasLower, p, sign, rows->x + (Size) i * p, 1, m->gram);
+			cblas_dspr(CblasColMajor, CblasLower, p, sign, rows->x + (Size) i * p, 1, m->state.gram);
 	else
 	{
 		double	   *full = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 
-		full_from_packed(m->gram, p, full);
+		full_from_packed(m->state.gram, p, full);
 		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, sign,
 					rows->x + (Size) from * p, p, 1.0, full, p);
-		packed_from_full(full, p, m->gram);
+		packed_from_full(full, p, m->state.gram);
 		pfree(full);
 	}
 }
@@ -194,8 +194,8 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 	/* the factors first: Delta is taken at the current w, which has not moved */
 	for (k = 0; k < m->nclasses; k++)
 	{
-		double	   *w0 = m->anchor + (Size) k * p;
-		double	   *lfac = m->factor + packed * k;
+		double	   *w0 = m->state.anchor + (Size) k * p;
+		double	   *lfac = m->state.factor + packed * k;
 
 		/* H += c x x' for added rows first, then down-date removed rows */
 		for (i = add_from; i < add_from + add_count; i++)
@@ -204,7 +204,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			double		c = loss_d2(m->loss, vec_dot(w0, x, p), row_target(m, adds, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
-			m->weight_sum[k] += c;
+			m->state.weight_sum[k] += c;
 			cache->factor_norm2[k] += c * vec_dot(x, x, p);
 			/* down-dates below leave factor_norm2 an upper bound */
 		}
@@ -218,7 +218,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 
 				weights[i] = loss_d2(m->loss, vec_dot(w0, x, p),
 									 row_target(m, rems, rem_from + i, k));
-				m->weight_sum[k] -= weights[i];
+				m->state.weight_sum[k] -= weights[i];
 			}
 			if (!chol_rankk_downdate(lfac, p, rems->x + (Size) rem_from * p, weights, rem_count))
 				return STEP_NUMERICAL;
@@ -232,8 +232,8 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 	for (k = 0; k < m->nclasses; k++)
 	{
 		double	   *w = m->coef + (Size) k * p;
-		double	   *w0 = m->anchor + (Size) k * p;
-		double	   *lfac = m->factor + packed * k;
+		double	   *w0 = m->state.anchor + (Size) k * p;
+		double	   *lfac = m->state.factor + packed * k;
 		StepBoundInput in = {k, rems, rem_from, rem_count, adds, add_from, add_count,
 		w, w0, v, delta, kv, gamma_p};
 		double		bound;
@@ -318,7 +318,7 @@ newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds, do
 
 	for (k = 0; k < K; k++)
 	{
-		double	   *lfac = m->factor + packed * k;
+		double	   *lfac = m->state.factor + packed * k;
 		double	   *uk = u + (Size) k * p;
 		const double *w = m->coef + (Size) k * p;
 		double		d1_sum = 0.0;
@@ -330,7 +330,7 @@ newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds, do
 			double		c = loss_d2(m->loss, z, row_target(m, rems, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
-			m->weight_sum[k] += c;
+			m->state.weight_sum[k] += c;
 			d1_sum += fabs(loss_d1(m->loss, z, row_target(m, rems, i, k)));
 		}
 		for (i = 0; i < adds->count; i++)
@@ -339,23 +339,23 @@ newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds, do
 			double		z = vec_dot(w, x, p);
 
 			weights[i] = loss_d2(m->loss, z, row_target(m, adds, i, k));
-			m->weight_sum[k] -= weights[i];
+			m->state.weight_sum[k] -= weights[i];
 			d1_sum += fabs(loss_d1(m->loss, z, row_target(m, adds, i, k)));
 		}
 		if (adds->count > 0 && !chol_rankk_downdate(lfac, p, adds->x, weights, adds->count))
 			return false;
 		accumulate_delta(m, rems, 0, rems->count, k, w, 1.0, uk);
 		accumulate_delta(m, adds, 0, adds->count, k, w, -1.0, uk);
-		m->class_spent[k] = vec_norm(uk, p) + allowance[k] +
+		m->state.class_spent[k] = vec_norm(uk, p) + allowance[k] +
 			2.0 * (rems->count + adds->count + p) * DBL_EPSILON * d1_sum;
 	}
-	m->spent = combine_class_spent(m->class_spent, K);
+	m->spent = combine_class_spent(m->state.class_spent, K);
 	if (MODEL_HAS_GRAM(m))
 	{
 		for (i = 0; i < rems->count; i++)
-			cblas_dspr(CblasColMajor, CblasLower, p, 1.0, rems->x + (Size) i * p, 1, m->gram);
+			cblas_dspr(CblasColMajor, CblasLower, p, 1.0, rems->x + (Size) i * p, 1, m->state.gram);
 		for (i = 0; i < adds->count; i++)
-			cblas_dspr(CblasColMajor, CblasLower, p, -1.0, adds->x + (Size) i * p, 1, m->gram);
+			cblas_dspr(CblasColMajor, CblasLower, p, -1.0, adds->x + (Size) i * p, 1, m->state.gram);
 	}
 	pfree(weights);
 	return true;

@@ -376,7 +376,7 @@ state_version_from_result(StateVersion *version, int xmin_col, int ctid_col)
 }
 
 /*
- * Point m->factor and m->gram into a state_store buffer of m (factors,
+ * Point m->state.factor and m->state.gram into a state_store buffer of m (factors,
  * then K'), copying them there if they are elsewhere (after training).
  */
 static void
@@ -385,13 +385,13 @@ gather_matrices(UnlearnModel *m)
 	Size		packed = PACKED_SIZE(m->p);
 	double	   *buffer;
 
-	if (m->state_buffer != NULL && m->factor == m->state_buffer &&
-		(!MODEL_HAS_GRAM(m) || m->gram == m->state_buffer + packed * m->nclasses))
+	if (m->state.state_buffer != NULL && m->state.factor == m->state.state_buffer &&
+		(!MODEL_HAS_GRAM(m) || m->state.gram == m->state.state_buffer + packed * m->nclasses))
 		return;
 	buffer = state_store_buffer(m->name, model_matrix_doubles(m));
-	memcpy(buffer, m->factor, sizeof(double) * packed * m->nclasses);
+	memcpy(buffer, m->state.factor, sizeof(double) * packed * m->nclasses);
 	if (MODEL_HAS_GRAM(m))
-		memcpy(buffer + packed * m->nclasses, m->gram, sizeof(double) * packed);
+		memcpy(buffer + packed * m->nclasses, m->state.gram, sizeof(double) * packed);
 	model_point_matrices(m, buffer);
 }
 
@@ -421,29 +421,29 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	if (SPI_processed != 1)
 		corrupt_model(m, "a ready model has no removal state");
-	m->noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, m);
-	m->anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, m);
-	m->gram_bound = DatumGetFloat8(getcol(3, &isnull));
-	if (!isfinite(m->gram_bound) || m->gram_bound < 0)
+	m->state.noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, m);
+	m->state.anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, m);
+	m->state.gram_bound = DatumGetFloat8(getcol(3, &isnull));
+	if (!isfinite(m->state.gram_bound) || m->state.gram_bound < 0)
 		corrupt_model(m, "gram_bound is out of range");
-	m->class_spent = doubles_from_array(getcol(4, &isnull), &n, m);
+	m->state.class_spent = doubles_from_array(getcol(4, &isnull), &n, m);
 	if (n != m->nclasses)
 		corrupt_model(m, "class_spent has the wrong length");
-	m->weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
+	m->state.weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
 	if (n != m->nclasses)
 		corrupt_model(m, "weight_sum has the wrong length");
-	m->column_sums = NULL;
+	m->state.column_sums = NULL;
 	if (m->preprocess == PREPROCESS_STANDARDIZE)
 	{
 		Datum		sums = getcol(8, &isnull);
 
 		if (isnull)
 			corrupt_model(m, "a standardized model has no column sums");
-		m->column_sums = doubles_from_array(sums, &n, m);
+		m->state.column_sums = doubles_from_array(sums, &n, m);
 		if (n != 2 * map_columns(m))
 			corrupt_model(m, "column_sums has the wrong length");
 	}
-	m->class_rows = NULL;
+	m->state.class_rows = NULL;
 	if (m->loss == LOSS_LOGISTIC)
 	{
 		Datum		counts = getcol(9, &isnull);
@@ -454,14 +454,14 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 			int64		total = 0;
 			int			k;
 
-			m->class_rows = counts_from_array(counts, m->nlabels, m);
+			m->state.class_rows = counts_from_array(counts, m->nlabels, m);
 			for (k = 0; k < m->nlabels; k++)
-				total += m->class_rows[k];
+				total += m->state.class_rows[k];
 			if (total != m->rows)
 				corrupt_model(m, "the class counts do not add up to the rows");
 		}
 	}
-	state_version_from_result(&m->version, 5, 6);
+	state_version_from_result(&m->state.version, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
 	model_point_matrices(m, NULL);
 }
@@ -473,7 +473,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 void
 catalog_checkout_matrices(UnlearnModel *m)
 {
-	double	   *matrices = state_store_checkout(m->name, &m->version, model_matrix_doubles(m));
+	double	   *matrices = state_store_checkout(m->name, &m->state.version, model_matrix_doubles(m));
 
 	model_point_matrices(m, matrices);
 }
@@ -1102,23 +1102,23 @@ write_state(UnlearnModel *m, bool full)
 
 	gather_matrices(m);
 	v[0] = CStringGetTextDatum(m->name);
-	v[1] = float8_array(m->class_spent, m->nclasses);
-	v[2] = Float8GetDatum(m->gram_bound);
-	v[3] = float8_array(m->weight_sum, m->nclasses);
+	v[1] = float8_array(m->state.class_spent, m->nclasses);
+	v[2] = Float8GetDatum(m->state.gram_bound);
+	v[3] = float8_array(m->state.weight_sum, m->nclasses);
 	/* noise and anchor only when they are written: not on a plain removal */
-	v[4] = full ? bytea_from_doubles(m->noise, (Size) m->nclasses * m->p) : (Datum) 0;
-	v[5] = (full || m->anchor_changed) ?
-		bytea_from_doubles(m->anchor, (Size) m->nclasses * m->p) : (Datum) 0;
+	v[4] = full ? bytea_from_doubles(m->state.noise, (Size) m->nclasses * m->p) : (Datum) 0;
+	v[5] = (full || m->call.anchor_changed) ?
+		bytea_from_doubles(m->state.anchor, (Size) m->nclasses * m->p) : (Datum) 0;
 	v[6] = ObjectIdGetDatum(m->owner);
-	if (m->column_sums != NULL)
-		v[7] = float8_array(m->column_sums, 2 * map_columns(m));
+	if (m->state.column_sums != NULL)
+		v[7] = float8_array(m->state.column_sums, 2 * map_columns(m));
 	else
 	{
 		v[7] = (Datum) 0;
 		nulls[7] = 'n';
 	}
-	if (m->class_rows != NULL)
-		v[8] = int8_array(m->class_rows, m->nlabels);
+	if (m->state.class_rows != NULL)
+		v[8] = int8_array(m->state.class_rows, m->nlabels);
 	else
 	{
 		v[8] = (Datum) 0;
@@ -1137,7 +1137,7 @@ write_state(UnlearnModel *m, bool full)
 											 level >= 3 ? ", column_sums" : "",
 											 level >= 4 ? ", $8, $9" : level >= 3 ? ", $8" : "", sums),
 									9, types, v, nulls, false, 0);
-	else if (m->anchor_changed)
+	else if (m->call.anchor_changed)
 	{
 		nulls[4] = 'n';
 		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
@@ -1155,12 +1155,12 @@ write_state(UnlearnModel *m, bool full)
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
-	state_version_from_result(&m->version, 1, 2);
+	state_version_from_result(&m->state.version, 1, 2);
 	SPI_freetuptable(SPI_tuptable);
-	state_store_stage(m->name, m->state_buffer, &m->version);
+	state_store_stage(m->name, m->state.state_buffer, &m->state.version);
 }
 
-/* m->retrained_now makes write_state rewrite noise and anchor too */
+/* m->call.retrained_now makes write_state rewrite noise and anchor too */
 void
 catalog_update_model(UnlearnModel *m)
 {
@@ -1183,8 +1183,8 @@ catalog_update_model(UnlearnModel *m)
 	v[8] = Float8GetDatum(m->budget);
 	v[9] = Float8GetDatum(m->spent);
 	v[10] = coef_array(m->coef, m->nclasses, m->p);
-	v[11] = BoolGetDatum(m->retrained_now);
-	v[12] = Int32GetDatum(m->reanchors_now);
+	v[11] = BoolGetDatum(m->call.retrained_now);
+	v[12] = Int32GetDatum(m->call.reanchors_now);
 	v[13] = CStringGetTextDatum(model_status_name(m->status));
 	if (m->status != MODEL_READY)
 		nulls[10] = 'n';
@@ -1209,10 +1209,10 @@ catalog_update_model(UnlearnModel *m)
 								18, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->name);
-	if (m->retrained_now && m->deferred)
+	if (m->call.retrained_now && m->deferred)
 		catalog_clear_queue(m->name);
 	if (m->status == MODEL_READY)
-		write_state(m, m->retrained_now);
+		write_state(m, m->call.retrained_now);
 	else
 	{
 		/* nothing released, nothing kept: the state goes with its rows */
@@ -1270,7 +1270,7 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 	v[5] = Float8GetDatum(bound);
 	v[6] = Float8GetDatum(m->spent);
 	v[7] = BoolGetDatum(retrained);
-	v[8] = BoolGetDatum(m->reanchors_now > 0);
+	v[8] = BoolGetDatum(m->call.reanchors_now > 0);
 	ret = SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
 								"rows_added, bound, spent, retrained, reanchored) "
 								"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
