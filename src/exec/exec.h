@@ -190,6 +190,8 @@ extern void trigger_init(void);
 extern RowBatch *new_row_batch(int p, int capacity);
 extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
 extern Oid	trained_relation(Relation rel);
+extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
+										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
 extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
 extern void suspend_for_failed_expression(UnlearnModel *m, Oid caller);

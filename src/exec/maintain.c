@@ -184,17 +184,11 @@ elapsed_ms(instr_time start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
-/*
- * Load a model's definition for a change of its table.  If it fails its
- * checks (XX001), the change must still go through: the model is
- * quarantined (it withholds its weights, catalog_quarantine_model) with a
- * WARNING, and NULL returned.  The load runs in a subtransaction so that
- * the error is cleaned up as PL/pgSQL's exception blocks do.
- */
 typedef struct ModelLoad
 {
 	const char *name;
 	bool		with_state;
+	bool		for_update;
 	UnlearnModel *m;
 } ModelLoad;
 
@@ -203,8 +197,8 @@ load_model_work(void *arg)
 {
 	ModelLoad  *load = (ModelLoad *) arg;
 
-	load->m = load->with_state ? lock_model(load->name) :
-		catalog_load_model(load->name, false, false, true);
+	load->m = load->for_update ? lock_model(load->name) :
+		catalog_load_model(load->name, load->with_state, false, true);
 }
 
 static bool
@@ -213,17 +207,39 @@ is_corruption(const ErrorData *edata, void *arg)
 	return edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
 }
 
+/*
+ * catalog_load_model (with its state and locked, if for_update) in a
+ * subtransaction, so that a stored definition that fails its checks
+ * (XX001) is cleaned up as PL/pgSQL's exception blocks do: then NULL, and
+ * the error, whose message names the model and the check, in *corruption.
+ * NULL without it: the model does not exist.
+ */
+UnlearnModel *
+load_model_checked(const char *name, bool with_state, bool for_update, ErrorData **corruption)
+{
+	ModelLoad	load = {name, with_state || for_update, for_update, NULL};
+
+	*corruption = run_in_subtransaction(load_model_work, &load, is_corruption);
+	return load.m;
+}
+
+/*
+ * Load a model's definition for a change of its table.  If it fails its
+ * checks (XX001), the change must still go through: the model is
+ * quarantined (it withholds its weights, catalog_quarantine_model) with a
+ * WARNING, and NULL returned.
+ */
 UnlearnModel *
 load_model_for_change(const char *name, bool with_state)
 {
-	ModelLoad	load = {name, with_state, NULL};
-	ErrorData  *edata = run_in_subtransaction(load_model_work, &load, is_corruption);
+	ErrorData  *corruption;
+	UnlearnModel *m = load_model_checked(name, with_state, with_state, &corruption);
 
-	if (edata == NULL)
-		return load.m;
+	if (corruption == NULL)
+		return m;
 	ereport(WARNING,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("%s", edata->message),
+			 errmsg("%s", corruption->message),
 			 errdetail("The change goes on; the model withholds its weights until it is dropped or replaced.")));
 	catalog_quarantine_model(name);
 	return NULL;

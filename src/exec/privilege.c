@@ -258,14 +258,7 @@ model_owner_may_read(UnlearnModel *m)
 bool
 model_owner_owns_table(UnlearnModel *m)
 {
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(m->source));
-	Oid			table_owner;
-
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for relation %u", m->source);
-	table_owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return has_privs_of_role(m->owner, table_owner);
+	return pg_class_ownercheck(m->source, m->owner);
 }
 
 /*

@@ -609,16 +609,6 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 	return decoded;
 }
 
-/*
- * slot_row_decode of a row of a change, for which no feature expression
- * may make the statement fail: when an expression raises an error for the
- * row's values (SQLSTATE class 22: ln of 0, a division by zero, an
- * overflow), the row is outside the model, *failed is set and false
- * returned.  Any other error (a null under nulls => 'error', a cancel,
- * out of memory) propagates.  A model without expressions decodes as
- * slot_row_decode does; one with expressions runs each row in a
- * subtransaction, as a PL/pgSQL exception block would.
- */
 typedef struct GuardedDecode
 {
 	SlotRowReader *reader;
@@ -649,6 +639,16 @@ expression_failed(const ErrorData *edata, void *arg)
 	return failed;
 }
 
+/*
+ * slot_row_decode of a row of a change, for which no feature expression
+ * may make the statement fail: when an expression raises an error for the
+ * row's values (SQLSTATE class 22: ln of 0, a division by zero, an
+ * overflow), the row is outside the model, *failed is set and false
+ * returned.  Any other error (a null under nulls => 'error', a cancel,
+ * out of memory) propagates.  A model without expressions decodes as
+ * slot_row_decode does; one with expressions runs each row in a
+ * subtransaction, as a PL/pgSQL exception block would.
+ */
 bool
 slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot, double *raw,
 						char **label, double *label_value, bool *failed)

@@ -401,48 +401,6 @@ needs_work(UnlearnModel *m, bool warm, bool *due)
 							  state_store_resident(m->name, &version)));
 }
 
-/* load_unlocked's answer for a model whose rows changed while it read them */
-#define TORN_READ ((UnlearnModel *) -1)
-
-/*
- * Model name read without a lock, for a first look (NULL if it is gone).
- * Its catalog row and its state are read by two queries, each with its own
- * snapshot, so a writer's commit between them can make them disagree:
- * then TORN_READ, and the look is taken again under the lock, which alone
- * may call the state corrupt.
- */
-typedef struct UnlockedLoad
-{
-	const char *name;
-	UnlearnModel *m;
-} UnlockedLoad;
-
-static void
-load_unlocked_work(void *arg)
-{
-	UnlockedLoad *load = (UnlockedLoad *) arg;
-
-	load->m = catalog_load_model(load->name, true, false, true);
-}
-
-static bool
-is_torn(const ErrorData *edata, void *arg)
-{
-	return edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
-}
-
-static UnlearnModel *
-load_unlocked(const char *name)
-{
-	UnlockedLoad load = {name, NULL};
-	ErrorData  *edata = run_in_subtransaction(load_unlocked_work, &load, is_torn);
-
-	if (edata == NULL)
-		return load.m;
-	FreeErrorData(edata);
-	return TORN_READ;
-}
-
 /*
  * Re-anchor (or retrain) model `name` if it is due, or, warming, rebuild
  * its matrices if they are not resident.  Decides first without locks,
@@ -457,21 +415,30 @@ refresh_model(const char *name, bool warm)
 	double		limit;
 	double		spent_before;
 	double	   *matrices;
+	ErrorData  *torn;
 	bool		due,
 				retrained = false;
 
-	m = load_unlocked(name);
-	if (m == NULL || (m != TORN_READ && !needs_work(m, warm, &due)))
-		return WORK_NONE;
-	if (m == TORN_READ)
+	/*
+	 * The first look takes no lock, and reads the model's catalog row and
+	 * its state by two queries, each with its own snapshot: a writer's
+	 * commit between them can make them disagree.  So a check that fails
+	 * here only says to look again under the lock, which alone may call
+	 * the state corrupt.
+	 */
+	m = load_model_checked(name, true, false, &torn);
+	if (torn != NULL)
 	{
 		Oid			owner,
 					source;
 
+		FreeErrorData(torn);
 		if (!catalog_model_identity(name, false, true, &owner, &source))
 			return WORK_NONE;
 		lock_source(source);
 	}
+	else if (m == NULL || !needs_work(m, warm, &due))
+		return WORK_NONE;
 	else
 		lock_source(m->source);
 	m = catalog_load_model(name, true, true, true);
