@@ -25,6 +25,7 @@ finds an unsound bound, 2 when a statement failed.  Run through bench/run.
 """
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -55,11 +56,10 @@ def train(conn, **opts):
     """unlearn_train of model m on bench_rm with the benchmark's lambda,
     sigma, epsilon, delta and the given options (bound, steps,
     on_exhausted); options not given take the extension's defaults."""
-    named = ", ".join("%s => %%s" % k for k in opts)
-    return C.timed(conn, "SELECT * FROM unlearn_train(%%s, %%s, 'is_shirt', '{pixels}', "
-                   "lambda => %%s, sigma => %%s, epsilon => %%s, delta => %%s, %s%sreplace => true)"
-                   % (named, ", " if named else ""),
-                   (MODEL, TABLE, LAMBDA, SIGMA, EPSILON, DELTA) + tuple(opts.values()))
+    return C.timed(conn, "SELECT * FROM unlearn_train(%s, %s, 'is_shirt', '{pixels}', "
+                   "lambda => %s, sigma => %s, epsilon => %s, delta => %s, options => %s, "
+                   "replace => true)",
+                   (MODEL, TABLE, LAMBDA, SIGMA, EPSILON, DELTA, json.dumps(opts)))
 
 
 def state(conn):

@@ -71,7 +71,7 @@ COMMENT ON COLUMN unlearn.models.dims IS 'number of input features d (the interc
 COMMENT ON COLUMN unlearn.models.scale IS 'row map: z = ((x - centre) / spread, intercept_scaling), x -> z / max(scale, ||z||); scale = sqrt(weights per class)';
 COMMENT ON COLUMN unlearn.models.intercept_scaling IS 'the intercept''s coordinate before the row map divides by scale: 2 for models trained from 0.8.0, 1 before';
 COMMENT ON COLUMN unlearn.models.spread_steps IS 'steps of the standardize spread grid per power of two: 4 for models trained from 0.8.0, 1 before';
-COMMENT ON COLUMN unlearn.models.classes_declared IS 'true when the classes were declared (unlearn_train''s classes, or a boolean label''s false and true) rather than taken from the rows: they never change, and a row with another label is refused';
+COMMENT ON COLUMN unlearn.models.classes_declared IS 'true when the classes were declared (the option "classes" of unlearn_train, or a boolean label''s false and true) rather than taken from the rows: they never change, and a row with another label is refused';
 COMMENT ON COLUMN unlearn.models.preprocess IS 'where centre and spread come from: standardize (mean and standard deviation of the rows the model reflects, on a power-of-two grid, kept so by retraining), declared (given at training) or none (the identity)';
 COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array column); NULL while a standardize model withholds its weights';
 COMMENT ON COLUMN unlearn.models.features IS 'per feature: a column name, or the canonical text of an expression over the row (see expressions)';
@@ -139,7 +139,7 @@ CREATE TABLE unlearn.model_grants (
 );
 COMMENT ON TABLE unlearn.model_grants IS 'per-model read grants (unlearn_grant): read gives the weights, predictions and everything monitor gives; monitor gives the status line and the ledger rows';
 
--- The changes queued for models trained with removal => 'deferred': one
+-- The changes queued for models trained with "removal": "deferred": one
 -- row per changed row of the table, written by the row trigger
 -- unlearn._defer() and consumed (applied, then deleted) by
 -- unlearn_apply_pending in one transaction.  A contribution is the row as
@@ -156,7 +156,7 @@ CREATE TABLE unlearn.pending (
 	contribution bytea
 );
 CREATE INDEX ON unlearn.pending (model, id);
-COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred models (removal => deferred): change -1 removes the row, +1 adds it; consumed by unlearn_apply_pending';
+COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred models (the option "removal": "deferred" of unlearn_train): change -1 removes the row, +1 adds it; consumed by unlearn_apply_pending';
 
 -- The catalog belongs to the extension: its C functions write it as the
 -- extension's owner after checking the caller's rights (src/privilege.c).
@@ -323,6 +323,23 @@ CREATE EVENT TRIGGER unlearn_ddl_end ON ddl_command_end
 -- User-facing functions
 ------------------------------------------------------------------------
 
+CREATE TYPE unlearn.train_options AS (
+	intercept boolean,
+	bound text,
+	on_exhausted text,
+	steps text,
+	preprocess text,
+	centre float8[],
+	spread float8[],
+	nulls text,
+	classes text[],
+	removal text);
+COMMENT ON TYPE unlearn.train_options IS 'internal: unlearn_train''s options with their defaults filled in (unlearn._train_options)';
+
+CREATE FUNCTION unlearn._train_options(options jsonb)
+RETURNS unlearn.train_options AS 'MODULE_PATHNAME', 'unlearn_train_options' LANGUAGE C IMMUTABLE;
+COMMENT ON FUNCTION unlearn._train_options(jsonb) IS 'internal: checks unlearn_train''s options by name and JSON type and fills in the defaults';
+
 CREATE FUNCTION unlearn_train(
 	model text,
 	source regclass,
@@ -333,27 +350,21 @@ CREATE FUNCTION unlearn_train(
 	sigma float8 DEFAULT 1,
 	epsilon float8 DEFAULT 1,
 	delta float8 DEFAULT 1e-4,
-	intercept boolean DEFAULT true,
-	bound text DEFAULT 'taylor',
-	on_exhausted text DEFAULT 'retrain',
-	steps text DEFAULT 'statement',
+	options jsonb DEFAULT '{}',
 	replace boolean DEFAULT false,
-	verbose boolean DEFAULT false,
-	preprocess text DEFAULT 'standardize',
-	centre float8[] DEFAULT NULL,
-	spread float8[] DEFAULT NULL,
-	nulls text DEFAULT 'skip',
-	classes text[] DEFAULT NULL,
-	removal text DEFAULT 'immediate')
+	verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21);
+	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, o.intercept, o.bound,
+						  o.on_exhausted, o.steps, $11, $12, o.preprocess, o.centre,
+						  o.spread, o.nulls, o.classes, o.removal)
+	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); preprocess standardizes each feature column (standardize), with a declared centre and spread (declared), or not at all (none); nulls => skip leaves rows with a null in a model column outside the model; classes declares a classifier''s labels (a boolean label declares false and true), which then never change, and a row with another label is refused; removal => deferred queues the table''s changes for unlearn_apply_pending instead of applying them in the changing transaction (needed for foreign partitions)';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean)
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false)';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
@@ -440,18 +451,23 @@ RETURNS TABLE (key jsonb, label text, score float8)
 AS 'MODULE_PATHNAME', 'unlearn_score_by_key' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn_score(text, regclass) IS 'the primary key (jsonb: each column''s text), predicted label and score of every row of a table (default: the model''s source) that the caller may read, in one scan';
 
-CREATE FUNCTION unlearn_evaluate(model text, source regclass DEFAULT NULL,
-	OUT rows bigint, OUT skipped bigint,
-	OUT accuracy float8, OUT log_loss float8, OUT roc_auc float8, OUT f1 float8,
-	OUT classes text[], OUT class_precision float8[], OUT class_recall float8[],
-	OUT class_f1 float8[], OUT confusion bigint[],
-	OUT r2 float8, OUT rmse float8, OUT mae float8)
+CREATE TYPE unlearn.evaluation AS (
+	rows bigint, skipped bigint,
+	accuracy float8, log_loss float8, roc_auc float8, f1 float8,
+	classes text[], class_precision float8[], class_recall float8[],
+	class_f1 float8[], confusion bigint[],
+	r2 float8, rmse float8, mae float8);
+COMMENT ON TYPE unlearn.evaluation IS 'what unlearn_evaluate returns';
+CREATE FUNCTION unlearn_evaluate(model text, source regclass DEFAULT NULL)
+RETURNS unlearn.evaluation
 AS 'MODULE_PATHNAME', 'unlearn_evaluate' LANGUAGE C STABLE;
 COMMENT ON FUNCTION unlearn_evaluate(text, regclass) IS 'held-out metrics of a model on the labelled rows of a table (default: its source): accuracy, log-loss, ROC AUC (one-vs-rest macro), macro F1, per-class precision, recall and F1 and the confusion matrix (rows: true class, columns: predicted) for a classifier; R2, RMSE and MAE for squared loss; NULL where a metric is undefined (ROC AUC when a class has no row or every row, R2 for a constant target)';
 
+CREATE TYPE unlearn.verification AS (residual float8, spent float8, budget float8,
+	certified boolean, retrain_distance float8, accuracy float8, retrain_accuracy float8);
+COMMENT ON TYPE unlearn.verification IS 'what unlearn_verify returns';
 CREATE FUNCTION unlearn_verify(model text)
-RETURNS TABLE (residual float8, spent float8, budget float8, certified boolean,
-			   retrain_distance float8, accuracy float8, retrain_accuracy float8)
+RETURNS SETOF unlearn.verification
 AS 'MODULE_PATHNAME', 'unlearn_verify' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table)';
 
@@ -459,10 +475,13 @@ CREATE FUNCTION unlearn_residual(model text) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_residual' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_residual(text) IS 'exact gradient residual vector of the released model on the current rows (owner only)';
 
-CREATE FUNCTION unlearn_runtime(
-	OUT blas_core text, OUT blas_fallback boolean, OUT blas_threads integer, OUT blas_config text,
-	OUT state_store boolean, OUT state_memory bigint, OUT resident_models bigint,
-	OUT hits bigint, OUT misses bigint, OUT evictions bigint)
+CREATE TYPE unlearn.runtime AS (
+	blas_core text, blas_fallback boolean, blas_threads integer, blas_config text,
+	state_store boolean, state_memory bigint, resident_models bigint,
+	hits bigint, misses bigint, evictions bigint);
+COMMENT ON TYPE unlearn.runtime IS 'what unlearn_runtime returns';
+CREATE FUNCTION unlearn_runtime()
+RETURNS unlearn.runtime
 AS 'MODULE_PATHNAME', 'unlearn_runtime' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION unlearn_runtime() IS 'the OpenBLAS core (and whether it is a generic fallback on a CPU with AVX2), its threads for training, and the shared memory of the removal matrices with its use since start-up';
 
@@ -478,6 +497,9 @@ COMMENT ON FUNCTION unlearn_budget(float8, float8, float8) IS 'residual budget e
 CREATE FUNCTION unlearn._matrices_digest(model text) RETURNS text
 AS 'MODULE_PATHNAME', 'unlearn_matrices_digest' LANGUAGE C VOLATILE STRICT;
 
+CREATE TYPE unlearn.plan AS (basis text, sigma float8, budget float8, bound_per_removal float8,
+	weight_shift float8, accuracy_at_zero float8, accuracy float8, accuracy_cost float8);
+COMMENT ON TYPE unlearn.plan IS 'what unlearn_plan returns';
 CREATE FUNCTION unlearn_plan(
 	removals bigint,
 	model text DEFAULT NULL,
@@ -489,8 +511,7 @@ CREATE FUNCTION unlearn_plan(
 	lambda float8 DEFAULT NULL,
 	loss text DEFAULT 'logistic',
 	intercept boolean DEFAULT true)
-RETURNS TABLE(basis text, sigma float8, budget float8, bound_per_removal float8,
-			  weight_shift float8, accuracy_at_zero float8, accuracy float8, accuracy_cost float8)
+RETURNS SETOF unlearn.plan
 AS 'MODULE_PATHNAME', 'unlearn_plan' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION unlearn_plan(bigint, text, bigint, integer, integer, float8, float8, float8, text, boolean)
 IS 'the sigma that lets a model absorb a number of single-row removals between re-anchorings: worst case from the table size, and measured from a model''s ledger; for a model (owner only), the accuracy cost of that sigma measured by fitting its rows';

@@ -153,13 +153,11 @@ typedef struct ModelCall
 } ModelCall;
 
 /*
- * A model: its definition (fixed at training), what it releases (w and
- * the figures of unlearn.models, changed by every change), its secret
- * state, and the bookkeeping of the current call.
+ * What the user declared and what a (re)training fixes, stored in
+ * unlearn.models: changes only when the model is created or (re)trained.
  */
-typedef struct UnlearnModel
+typedef struct ModelDefinition
 {
-	/* definition: fixed at training, stored in unlearn.models */
 	char	   *name;
 	Oid			owner;
 	Oid			source;
@@ -177,7 +175,7 @@ typedef struct UnlearnModel
 	int			spread_steps;	/* steps of the spread grid per power of two */
 	bool		classes_declared;	/* classes fixed at training, not the rows' */
 	UnlearnPreprocess preprocess;	/* where centre and spread come from */
-	bool		skip_nulls;		/* nulls => 'skip' (else a null is an error) */
+	bool		skip_nulls;		/* "nulls": "skip" (else a null is an error) */
 	double		lambda;
 	double		sigma;
 	double		epsilon;
@@ -185,18 +183,24 @@ typedef struct UnlearnModel
 	UnlearnBound bound;
 	bool		retrain_on_exhausted;	/* else suspend */
 	bool		per_row_steps;
-	bool		deferred;		/* removal => 'deferred': changes queue in unlearn.pending */
-
-	/* released: the weights and the public figures, in unlearn.models */
-	ModelStatus status;
-	int			nclasses;		/* K: number of weight vectors (1 unless OvR) */
-	int			nlabels;		/* number of distinct labels kept in classes */
-	char	  **classes;		/* label values as text */
+	bool		deferred;		/* "removal": "deferred": changes queue in unlearn.pending */
 	double		scale;			/* D of the row map (column_map.c) */
 	double	   *centre;			/* map_columns(m) each; NULL: identity */
 	double	   *spread;
 	double		reg;			/* Lambda, lambda * n frozen at (re)training */
 	double		budget;			/* eps' */
+} ModelDefinition;
+
+/*
+ * The released weights and the public figures of unlearn.models: changes
+ * with every change of the model's rows (and at every (re)training).
+ */
+typedef struct ModelRelease
+{
+	ModelStatus status;
+	int			nclasses;		/* K: number of weight vectors (1 unless OvR) */
+	int			nlabels;		/* number of distinct labels kept in classes */
+	char	  **classes;		/* label values as text */
 	double		spent;			/* beta, l2 over classes */
 	double	   *coef;			/* K * p (zeros unless READY) */
 	int64		rows;
@@ -205,7 +209,17 @@ typedef struct UnlearnModel
 	int64		removed;
 	int64		inserted;
 	int			retrains;
+} ModelRelease;
 
+/*
+ * A model: its definition (fixed at training), what it releases (w and
+ * the figures of unlearn.models, changed by every change), its secret
+ * state, and the bookkeeping of the current call.
+ */
+typedef struct UnlearnModel
+{
+	ModelDefinition def;		/* fixed at training, in unlearn.models */
+	ModelRelease released;		/* w and the public figures, in unlearn.models */
 	ModelState	state;			/* secret (catalog_load_model with_state) */
 	ModelCall	call;			/* this call's bookkeeping */
 } UnlearnModel;
@@ -223,13 +237,14 @@ packed_column(int p, int j)
 }
 
 /* only the guo bound needs K' (and so keeps it, down-dated like H) */
-#define MODEL_HAS_GRAM(m) ((m)->bound == BOUND_GUO)
+#define MODEL_HAS_GRAM(m) ((m)->def.bound == BOUND_GUO)
 
 /* doubles of m's removal matrices: the K factors, then K' if kept */
 static inline Size
 model_matrix_doubles(const UnlearnModel *m)
 {
-	return PACKED_SIZE(m->p) * (m->nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
+	return PACKED_SIZE(m->def.p) *
+		(m->released.nclasses + (MODEL_HAS_GRAM(m) ? 1 : 0));
 }
 
 /* point m's factor and K' into matrices (that layout), or all at NULL */
@@ -238,7 +253,7 @@ model_point_matrices(UnlearnModel *m, double *matrices)
 {
 	m->state.state_buffer = m->state.factor = matrices;
 	m->state.gram = (matrices != NULL && MODEL_HAS_GRAM(m)) ?
-		matrices + PACKED_SIZE(m->p) * m->nclasses : NULL;
+		matrices + PACKED_SIZE(m->def.p) * m->released.nclasses : NULL;
 }
 
 /* a batch of rows of one statement (or queue) for one model */
@@ -248,7 +263,7 @@ typedef struct RowBatch
 	double	   *x;				/* count * p, mapped */
 	char	  **labels;			/* canonical label text per row (rows.c) */
 	double	   *label_values;	/* and its value (squared loss) */
-	int			skipped;		/* rows left out for a null (nulls => 'skip') */
+	int			skipped;		/* rows left out for a null ("nulls": "skip") */
 } RowBatch;
 
 #endif							/* UNLEARN_H */

@@ -72,21 +72,21 @@ worst_case_removal_bound(UnlearnLoss loss, int64 rows, double reg)
 static double
 fitted_accuracy(UnlearnModel *m, const DesignMatrix *dm, double sigma)
 {
-	double	   *w = palloc0(sizeof(double) * m->nclasses * m->p);
-	double	   *b = palloc(sizeof(double) * m->nclasses * m->p);
+	double	   *w = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
+	double	   *b = palloc(sizeof(double) * m->released.nclasses * m->def.p);
 	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext,
-												sizeof(double) * PACKED_SIZE(m->p));
-	double	   *anchor = palloc(sizeof(double) * m->p);
+												sizeof(double) * PACKED_SIZE(m->def.p));
+	double	   *anchor = palloc(sizeof(double) * m->def.p);
 	double		accuracy;
 	int			k;
 
-	draw_gaussian_noise(b, m->nclasses * m->p, sigma);
-	for (k = 0; k < m->nclasses; k++)
+	draw_gaussian_noise(b, m->released.nclasses * m->def.p, sigma);
+	for (k = 0; k < m->released.nclasses; k++)
 	{
 		double		weight_sum;
 
 		CHECK_FOR_INTERRUPTS();
-		fit_class(m, dm, k, b + (Size) k * m->p, w + (Size) k * m->p, anchor, factor,
+		fit_class(m, dm, k, b + (Size) k * m->def.p, w + (Size) k * m->def.p, anchor, factor,
 				  &weight_sum, false);
 	}
 	accuracy = model_accuracy(m, dm, w);
@@ -205,16 +205,16 @@ unlearn_plan(PG_FUNCTION_ARGS)
 	{
 		/* what the model is: its rows, weights, classes and loss */
 		m = load_owned_model(PG_GETARG_TEXT_PP(1), ctx.caller);
-		load_design(m, relation_qualified_name(m->source), &dm);
+		load_design(m, relation_qualified_name(m->def.source), &dm);
 		map_design(m, &dm, false);
 		in.rows = dm.n;
-		in.p = m->p;
-		in.classes = Max(m->nlabels, 2);
-		in.loss = m->loss;
+		in.p = m->def.p;
+		in.classes = Max(m->released.nlabels, 2);
+		in.loss = m->def.loss;
 		if (PG_ARGISNULL(7))
-			in.lambda = m->reg / (double) m->trained_rows;
-		m->reg = in.lambda * (double) dm.n;
-		measured = catalog_mean_bound_per_row(m->name, m->owner);
+			in.lambda = m->def.reg / (double) m->released.trained_rows;
+		m->def.reg = in.lambda * (double) dm.n;
+		measured = catalog_mean_bound_per_row(m->def.name, m->def.owner);
 	}
 	check_plan_input(&in);
 	/* one-vs-rest spends per class; a binary model has one weight vector */

@@ -47,69 +47,69 @@ load_predict_model(const char *name, MemoryContext cxt)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
-	check_model_read(m->name, m->owner, ctx.caller, true);
-	if (m->status != MODEL_READY)
+	check_model_read(m->def.name, m->def.owner, ctx.caller, true);
+	if (m->released.status != MODEL_READY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" releases no weights: its state is \"%s\"",
-						m->name, model_status_name(m->status)),
-				 m->status == MODEL_TOO_FEW_ROWS && m->nlabels == 1 ?
+						m->def.name, model_status_name(m->released.status)),
+				 m->released.status == MODEL_TOO_FEW_ROWS && m->released.nlabels == 1 ?
 				 errhint("The rows of its table have a single label; inserting rows of another brings it back.") :
-				 m->status == MODEL_TOO_FEW_ROWS ?
-				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->name) :
-				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->name)));
-	if (m->deferred && catalog_has_queued_changes(m->name))
+				 m->released.status == MODEL_TOO_FEW_ROWS ?
+				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->def.name) :
+				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->def.name)));
+	if (m->def.deferred && catalog_has_queued_changes(m->def.name))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("model \"%s\" releases no weights: row changes of its table are queued", m->name),
+				 errmsg("model \"%s\" releases no weights: row changes of its table are queued", m->def.name),
 				 errdetail("Its weights still reflect rows that the queued changes remove or add."),
-				 errhint("Apply them with unlearn_apply_pending('%s').", m->name)));
+				 errhint("Apply them with unlearn_apply_pending('%s').", m->def.name)));
 	old = MemoryContextSwitchTo(cxt);
 	pm = palloc0(sizeof(PredictModel));
 	pm->name = pstrdup(name);
-	pm->loss = m->loss;
-	pm->dims = m->dims;
-	pm->p = m->p;
-	pm->nclasses = m->nclasses;
-	pm->nlabels = m->nlabels;
+	pm->loss = m->def.loss;
+	pm->dims = m->def.dims;
+	pm->p = m->def.p;
+	pm->nclasses = m->released.nclasses;
+	pm->nlabels = m->released.nlabels;
 	model_row_map(m, &pm->map);
-	if (m->centre != NULL)
+	if (m->def.centre != NULL)
 	{
 		double	   *centre = palloc(sizeof(double) * map_columns(m));
 		double	   *spread = palloc(sizeof(double) * map_columns(m));
 
-		memcpy(centre, m->centre, sizeof(double) * map_columns(m));
-		memcpy(spread, m->spread, sizeof(double) * map_columns(m));
+		memcpy(centre, m->def.centre, sizeof(double) * map_columns(m));
+		memcpy(spread, m->def.spread, sizeof(double) * map_columns(m));
 		pm->map.centre = centre;
 		pm->map.spread = spread;
 	}
-	pm->coef = palloc(sizeof(double) * m->nclasses * m->p);
-	memcpy(pm->coef, m->coef, sizeof(double) * m->nclasses * m->p);
-	pm->classes = palloc(sizeof(char *) * Max(m->nlabels, 1));
-	for (i = 0; i < m->nlabels; i++)
-		pm->classes[i] = pstrdup(m->classes[i]);
-	pm->row = palloc(sizeof(double) * (m->p + 1));
-	pm->proba = palloc(sizeof(double) * Max(m->nlabels, 2));
+	pm->coef = palloc(sizeof(double) * m->released.nclasses * m->def.p);
+	memcpy(pm->coef, m->released.coef, sizeof(double) * m->released.nclasses * m->def.p);
+	pm->classes = palloc(sizeof(char *) * Max(m->released.nlabels, 1));
+	for (i = 0; i < m->released.nlabels; i++)
+		pm->classes[i] = pstrdup(m->released.classes[i]);
+	pm->row = palloc(sizeof(double) * (m->def.p + 1));
+	pm->proba = palloc(sizeof(double) * Max(m->released.nlabels, 2));
 	/* what decode_model_row and a scan read: the columns by name and type, the source */
 	pm->columns = palloc0(sizeof(UnlearnModel));
-	pm->columns->name = pm->name;
-	pm->columns->source = m->source;
-	pm->columns->label = pstrdup(m->label);
-	pm->columns->nfeatures = m->nfeatures;
-	pm->columns->features = palloc(sizeof(char *) * m->nfeatures);
-	for (i = 0; i < m->nfeatures; i++)
-		pm->columns->features[i] = pstrdup(m->features[i]);
-	pm->columns->feature_array = m->feature_array;
-	if (m->is_expression != NULL)
+	pm->columns->def.name = pm->name;
+	pm->columns->def.source = m->def.source;
+	pm->columns->def.label = pstrdup(m->def.label);
+	pm->columns->def.nfeatures = m->def.nfeatures;
+	pm->columns->def.features = palloc(sizeof(char *) * m->def.nfeatures);
+	for (i = 0; i < m->def.nfeatures; i++)
+		pm->columns->def.features[i] = pstrdup(m->def.features[i]);
+	pm->columns->def.feature_array = m->def.feature_array;
+	if (m->def.is_expression != NULL)
 	{
-		pm->columns->is_expression = palloc(sizeof(bool) * m->nfeatures);
-		memcpy(pm->columns->is_expression, m->is_expression, sizeof(bool) * m->nfeatures);
+		pm->columns->def.is_expression = palloc(sizeof(bool) * m->def.nfeatures);
+		memcpy(pm->columns->def.is_expression, m->def.is_expression, sizeof(bool) * m->def.nfeatures);
 	}
-	pm->columns->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
-	memcpy(pm->columns->column_types, m->column_types, sizeof(Oid) * (m->nfeatures + 1));
-	pm->columns->dims = m->dims;
-	pm->columns->loss = m->loss;
-	pm->columns->skip_nulls = m->skip_nulls;
+	pm->columns->def.column_types = palloc(sizeof(Oid) * (m->def.nfeatures + 1));
+	memcpy(pm->columns->def.column_types, m->def.column_types, sizeof(Oid) * (m->def.nfeatures + 1));
+	pm->columns->def.dims = m->def.dims;
+	pm->columns->def.loss = m->def.loss;
+	pm->columns->def.skip_nulls = m->def.skip_nulls;
 	MemoryContextSwitchTo(old);
 	leave_extension_context(&ctx);
 	SPI_finish();
@@ -226,7 +226,7 @@ model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno, bool wit
 {
 	UnlearnModel *m = pm->columns;
 
-	*relid = PG_ARGISNULL(argno) ? m->source : PG_GETARG_OID(argno);
+	*relid = PG_ARGISNULL(argno) ? m->def.source : PG_GETARG_OID(argno);
 	if (get_rel_name(*relid) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -243,7 +243,7 @@ model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo, int argno, bool wit
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", *relid)));
-	if (*relid != m->source)
+	if (*relid != m->def.source)
 		bind_relation_columns(m, *relid, with_label);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -350,7 +350,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 	rs->rowtype = InvalidOid;
 	rs->desc = CreateTupleDescCopy(desc);
 	rs->expressions = feature_evaluator_create(m, rs->desc);
-	rs->attnums = palloc(sizeof(AttrNumber) * m->nfeatures);
+	rs->attnums = palloc(sizeof(AttrNumber) * m->def.nfeatures);
 	if (rs->expressions != NULL)
 	{
 		/* the row is deformed into the slot the expressions read */
@@ -363,7 +363,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 		rs->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
 		rs->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
 	}
-	for (j = 0; j < m->nfeatures; j++)
+	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		Oid			t = InvalidOid;
 
@@ -374,7 +374,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, a);
 
-			if (!att->attisdropped && strcmp(NameStr(att->attname), m->features[j]) == 0)
+			if (!att->attisdropped && strcmp(NameStr(att->attname), m->def.features[j]) == 0)
 			{
 				rs->attnums[j] = a + 1;
 				t = att->atttypid;
@@ -384,15 +384,15 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 		if (rs->attnums[j] == InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("the row has no column \"%s\"", m->features[j]),
+					 errmsg("the row has no column \"%s\"", m->def.features[j]),
 					 errhint("unlearn_score_row needs a row with every feature column of model \"%s\".",
-							 m->name)));
+							 m->def.name)));
 		if (!feature_type_fits(m, t))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of the row has type %s, which does not fit model \"%s\"",
-							m->features[j], format_type_be(t), m->name)));
-		m->column_types[j] = t;
+							m->def.features[j], format_type_be(t), m->def.name)));
+		m->def.column_types[j] = t;
 	}
 	rs->rowtype = rowtype;
 	rs->rowtypmod = typmod;
@@ -431,8 +431,8 @@ unlearn_score_row(PG_FUNCTION_ARGS)
 		rs = MemoryContextAllocZero(cxt, sizeof(RowScorer));
 		rs->pm = load_predict_model(text_to_cstring(PG_GETARG_TEXT_PP(0)), cxt);
 		m = rs->pm->columns;
-		rs->columns = MemoryContextAlloc(cxt, sizeof(Datum) * (m->nfeatures + 1));
-		rs->column_null = MemoryContextAllocZero(cxt, sizeof(bool) * (m->nfeatures + 1));
+		rs->columns = MemoryContextAlloc(cxt, sizeof(Datum) * (m->def.nfeatures + 1));
+		rs->column_null = MemoryContextAllocZero(cxt, sizeof(bool) * (m->def.nfeatures + 1));
 		if (get_call_result_type(fcinfo, NULL, &result_type) != TYPEFUNC_COMPOSITE)
 			elog(ERROR, "unlearn_score_row must return a composite type");
 		old = MemoryContextSwitchTo(cxt);
@@ -458,7 +458,7 @@ unlearn_score_row(PG_FUNCTION_ARGS)
 	if (rs->expressions != NULL)
 		ExecClearTuple(rs->slot);
 	heap_deform_tuple(&tuple, rs->desc, rs->values, rs->isnull);
-	for (j = 0; j < m->nfeatures; j++)
+	for (j = 0; j < m->def.nfeatures; j++)
 		if (rs->attnums[j] != InvalidAttrNumber)
 		{
 			rs->columns[j + 1] = rs->values[rs->attnums[j] - 1];

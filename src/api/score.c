@@ -203,7 +203,7 @@ key_jsonb(PrimaryKey *key, const Datum *values, const bool *isnull)
 
 /*
  * The label and score of a row of model columns (label slot first), into
- * out[1] and out[2]: both NULL for a row skipped under nulls => 'skip'.
+ * out[1] and out[2]: both NULL for a row skipped under "nulls": "skip".
  */
 static void
 score_model_columns(PredictModel *pm, const Datum *columns, const bool *column_null,
@@ -320,11 +320,11 @@ score_columns_select(UnlearnModel *m, PrimaryKey *key, const char *relation)
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "SELECT unlearn._score_columns(%s, ARRAY[",
-					 quote_literal_cstr(m->name));
+					 quote_literal_cstr(m->def.name));
 	for (i = 0; i < key->ncolumns; i++)
 		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", quote_literal_cstr(key->names[i]));
 	appendStringInfoString(&buf, "]::text[]");
-	for (i = 0; i < m->nfeatures; i++)
+	for (i = 0; i < m->def.nfeatures; i++)
 		appendStringInfo(&buf, ", %s", feature_sql(m, i));
 	for (i = 0; i < key->ncolumns; i++)
 		appendStringInfo(&buf, ", %s", quote_identifier(key->names[i]));
@@ -359,7 +359,7 @@ plan_uses_workers(SPIPlanPtr plan)
  * unlearn_score(model, source): the primary key (jsonb), predicted label
  * and score of every row of a table (default: the model's source) that the
  * caller may read; label and score are NULL for a row skipped under
- * nulls => 'skip'.
+ * "nulls": "skip".
  */
 Datum
 unlearn_score_by_key(PG_FUNCTION_ARGS)
@@ -384,7 +384,7 @@ unlearn_score_by_key(PG_FUNCTION_ARGS)
 	m = model_on_relation(ks.pm, fcinfo, 1, false, &relid);
 	relation = relation_qualified_name(relid);
 	ks.key = primary_key_of(relid);
-	ks.first_key = 1 + m->nfeatures;
+	ks.first_key = 1 + m->def.nfeatures;
 	ks.rsinfo = rsinfo;
 	ks.keyed_score_type = keyed_score_type();
 	ks.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "unlearn_score row",
@@ -400,7 +400,7 @@ unlearn_score_by_key(PG_FUNCTION_ARGS)
 	options.dest = &ks.pub;
 	level = pin_expression_settings();
 	if (OidIsValid(ks.keyed_score_type) &&
-		SCORE_COLUMNS_FIXED_ARGS + m->nfeatures + ks.key->ncolumns <= FUNC_MAX_ARGS)
+		SCORE_COLUMNS_FIXED_ARGS + m->def.nfeatures + ks.key->ncolumns <= FUNC_MAX_ARGS)
 	{
 		SPIPrepareOptions prepare;
 
@@ -418,7 +418,7 @@ unlearn_score_by_key(PG_FUNCTION_ARGS)
 	}
 	ks.scored_in_query = plan != NULL;
 	ereport(DEBUG1,
-			(errmsg_internal("unlearn_score of model \"%s\" scores %s", m->name,
+			(errmsg_internal("unlearn_score of model \"%s\" scores %s", m->def.name,
 							 plan != NULL ? "in parallel workers" : "in this backend")));
 	if (plan != NULL)
 		rc = SPI_execute_plan_extended(plan, &options);
@@ -465,14 +465,14 @@ bind_column_scorer(FunctionCallInfo fcinfo, const char *name)
 	old = MemoryContextSwitchTo(cxt);
 	deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), TEXTOID, -1, false, TYPALIGN_INT,
 					  &names, &name_null, &nnames);
-	if (PG_NARGS() != SCORE_COLUMNS_FIXED_ARGS + m->nfeatures + nnames)
+	if (PG_NARGS() != SCORE_COLUMNS_FIXED_ARGS + m->def.nfeatures + nnames)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" has %d feature columns, and %d key columns were named, but %d columns were given",
-						m->name, m->nfeatures, nnames,
+						m->def.name, m->def.nfeatures, nnames,
 						PG_NARGS() - SCORE_COLUMNS_FIXED_ARGS),
 				 errhint("Pass the feature columns in the model's order, then the key columns.")));
-	for (j = 0; j < m->nfeatures; j++)
+	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		Oid			t = get_fn_expr_argtype(fcinfo->flinfo, SCORE_COLUMNS_FIXED_ARGS + j);
 
@@ -482,15 +482,15 @@ bind_column_scorer(FunctionCallInfo fcinfo, const char *name)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("feature \"%s\" has type %s, which does not fit model \"%s\"",
-							m->features[j], format_type_be(t), m->name),
+							m->def.features[j], format_type_be(t), m->def.name),
 					 errhint("Pass each feature as the model's table has it, or call unlearn_score.")));
-		m->column_types[j] = t;
+		m->def.column_types[j] = t;
 	}
 	key_alloc(&cs->key, nnames);
 	for (j = 0; j < nnames; j++)
 	{
 		Oid			t = get_fn_expr_argtype(fcinfo->flinfo,
-											SCORE_COLUMNS_FIXED_ARGS + m->nfeatures + j);
+											SCORE_COLUMNS_FIXED_ARGS + m->def.nfeatures + j);
 
 		if (name_null[j])
 			ereport(ERROR,
@@ -501,8 +501,8 @@ bind_column_scorer(FunctionCallInfo fcinfo, const char *name)
 		/* in cxt, the current context here */
 		key_column_set(&cs->key, j, TextDatumGetCString(names[j]), t);
 	}
-	cs->columns = palloc0(sizeof(Datum) * (m->nfeatures + 1));
-	cs->column_null = palloc0(sizeof(bool) * (m->nfeatures + 1));
+	cs->columns = palloc0(sizeof(Datum) * (m->def.nfeatures + 1));
+	cs->column_null = palloc0(sizeof(bool) * (m->def.nfeatures + 1));
 	cs->key_values = palloc0(sizeof(Datum) * Max(nnames, 1));
 	cs->key_null = palloc0(sizeof(bool) * Max(nnames, 1));
 	if (get_call_result_type(fcinfo, NULL, &result_type) != TYPEFUNC_COMPOSITE)
@@ -533,15 +533,15 @@ unlearn_score_columns(PG_FUNCTION_ARGS)
 		fcinfo->flinfo->fn_extra = cs;
 	}
 	m = cs->pm->columns;
-	for (j = 0; j < m->nfeatures; j++)
+	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		cs->columns[j + 1] = PG_GETARG_DATUM(SCORE_COLUMNS_FIXED_ARGS + j);
 		cs->column_null[j + 1] = PG_ARGISNULL(SCORE_COLUMNS_FIXED_ARGS + j);
 	}
 	for (j = 0; j < cs->key.ncolumns; j++)
 	{
-		cs->key_values[j] = PG_GETARG_DATUM(SCORE_COLUMNS_FIXED_ARGS + m->nfeatures + j);
-		cs->key_null[j] = PG_ARGISNULL(SCORE_COLUMNS_FIXED_ARGS + m->nfeatures + j);
+		cs->key_values[j] = PG_GETARG_DATUM(SCORE_COLUMNS_FIXED_ARGS + m->def.nfeatures + j);
+		cs->key_null[j] = PG_ARGISNULL(SCORE_COLUMNS_FIXED_ARGS + m->def.nfeatures + j);
 	}
 	values[0] = key_jsonb(&cs->key, cs->key_values, cs->key_null);
 	nulls[0] = false;

@@ -51,14 +51,15 @@ static const char *const train_argnames[] = {
 
 /*
  * A classifier's declared classes (arr), or for a boolean label with
- * none declared its type's two values, into m->classes as the canonical
- * texts rows would have (rows.c).  retrain_model puts them in the label
- * type's order.  Without arr, other labels leave the classes to the rows.
+ * none declared its type's two values, into m->released.classes as the
+ * canonical texts rows would have (rows.c).  retrain_model puts them in the
+ * label type's order.  Without arr, other labels leave the classes to the
+ * rows.
  */
 static void
 declare_classes(UnlearnModel *m, ArrayType *arr)
 {
-	Oid			label_type = m->column_types[m->nfeatures];
+	Oid			label_type = m->def.column_types[m->def.nfeatures];
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -67,21 +68,21 @@ declare_classes(UnlearnModel *m, ArrayType *arr)
 
 	if (arr == NULL)
 	{
-		if (m->loss == LOSS_LOGISTIC && getBaseType(label_type) == BOOLOID &&
+		if (m->def.loss == LOSS_LOGISTIC && getBaseType(label_type) == BOOLOID &&
 			catalog_has_declared_classes())
 		{
-			m->nlabels = 2;
-			m->classes = palloc(sizeof(char *) * 2);
-			m->classes[0] = pstrdup("false");
-			m->classes[1] = pstrdup("true");
-			m->classes_declared = true;
+			m->released.nlabels = 2;
+			m->released.classes = palloc(sizeof(char *) * 2);
+			m->released.classes[0] = pstrdup("false");
+			m->released.classes[1] = pstrdup("true");
+			m->def.classes_declared = true;
 		}
 		return;
 	}
-	if (m->loss != LOSS_LOGISTIC)
+	if (m->def.loss != LOSS_LOGISTIC)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("classes are for classifiers: model \"%s\" has squared loss", m->name),
+				 errmsg("classes are for classifiers: model \"%s\" has squared loss", m->def.name),
 				 errhint("Leave classes out, or train with loss => 'logistic'.")));
 	if (!catalog_has_declared_classes())
 		ereport(ERROR,
@@ -98,7 +99,7 @@ declare_classes(UnlearnModel *m, ArrayType *arr)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("classes must name 2 to %d labels, not %d", UNLEARN_MAX_CLASSES, n),
 				 errhint("Declare every label the rows may have, or leave classes out to take them from the rows.")));
-	m->classes = palloc(sizeof(char *) * n);
+	m->released.classes = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 	{
 		double		value;
@@ -107,18 +108,18 @@ declare_classes(UnlearnModel *m, ArrayType *arr)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("classes must not contain a null"),
-					 errhint("A row with a null label is refused, or skipped under nulls => 'skip'.")));
-		m->classes[i] = label_from_text(label_type, TextDatumGetCString(elems[i]), &value);
+					 errhint("A row with a null label is refused, or skipped under options => '{\"nulls\": \"skip\"}'.")));
+		m->released.classes[i] = label_from_text(label_type, TextDatumGetCString(elems[i]), &value);
 		for (k = 0; k < i; k++)
-			if (strcmp(m->classes[k], m->classes[i]) == 0)
+			if (strcmp(m->released.classes[k], m->released.classes[i]) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("classes must name each label once"),
 						 errdetail("Elements %d and %d are the same value of the type of label column \"%s\".",
-								   k + 1, i + 1, m->label)));
+								   k + 1, i + 1, m->def.label)));
 	}
-	m->nlabels = n;
-	m->classes_declared = true;
+	m->released.nlabels = n;
+	m->def.classes_declared = true;
 }
 
 /* the i-th feature column's declared centre or spread, checked */
@@ -140,7 +141,7 @@ declared_map(UnlearnModel *m, ArrayType *arr, const char *what, bool positive)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s has %d elements, but model \"%s\" has %d feature columns",
-						what, n, m->name, map_columns(m)),
+						what, n, m->def.name, map_columns(m)),
 				 errhint("Give one value per feature column, in the order of features; an array column takes one value for all its elements.")));
 	out = palloc(sizeof(double) * n);
 	for (c = 0; c < n; c++)
@@ -246,15 +247,15 @@ unlearn_train(PG_FUNCTION_ARGS)
 					 errmsg("argument \"%s\" of unlearn_train must not be null", train_argnames[i])));
 
 	m = palloc0(sizeof(UnlearnModel));
-	m->name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	m->def.name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	relid = PG_GETARG_OID(1);
-	m->label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	m->def.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	loss = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	m->lambda = PG_GETARG_FLOAT8(5);
-	m->sigma = PG_GETARG_FLOAT8(6);
-	m->epsilon = PG_GETARG_FLOAT8(7);
-	m->delta = PG_GETARG_FLOAT8(8);
-	m->intercept = PG_GETARG_BOOL(9);
+	m->def.lambda = PG_GETARG_FLOAT8(5);
+	m->def.sigma = PG_GETARG_FLOAT8(6);
+	m->def.epsilon = PG_GETARG_FLOAT8(7);
+	m->def.delta = PG_GETARG_FLOAT8(8);
+	m->def.intercept = PG_GETARG_BOOL(9);
 	bound = text_to_cstring(PG_GETARG_TEXT_PP(10));
 	on_exhausted = text_to_cstring(PG_GETARG_TEXT_PP(11));
 	steps = text_to_cstring(PG_GETARG_TEXT_PP(12));
@@ -264,11 +265,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 	nulls = PG_NARGS() > 18 ? text_to_cstring(PG_GETARG_TEXT_PP(18)) : "error";
 	removal = PG_NARGS() > 20 ? text_to_cstring(PG_GETARG_TEXT_PP(20)) : "immediate";
 
-	if (m->name[0] == '\0')
+	if (m->def.name[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model name must not be empty")));
-	if (strlen(m->name) > UNLEARN_MAX_NAME)
+	if (strlen(m->def.name) > UNLEARN_MAX_NAME)
 		ereport(ERROR,
 				(errcode(ERRCODE_NAME_TOO_LONG),
 				 errmsg("model name is longer than %d bytes", UNLEARN_MAX_NAME),
@@ -291,17 +292,17 @@ unlearn_train(PG_FUNCTION_ARGS)
 		 (strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("centre and spread go together, with preprocess => 'declared'"),
-				 errhint("Pass preprocess => 'declared', centre => ARRAY[...] and spread => ARRAY[...], or none of them.")));
-	require_finite("lambda", m->lambda, 0.0, false);
-	if (m->lambda > UNLEARN_MAX_LAMBDA)
+				 errmsg("centre and spread go together, with preprocess \"declared\""),
+				 errhint("Pass options => '{\"preprocess\": \"declared\", \"centre\": [...], \"spread\": [...]}', or none of them.")));
+	require_finite("lambda", m->def.lambda, 0.0, false);
+	if (m->def.lambda > UNLEARN_MAX_LAMBDA)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lambda must be at most %g", UNLEARN_MAX_LAMBDA),
 				 errdetail("The regulariser is lambda times the number of rows, which must stay far from overflow.")));
-	require_finite("sigma", m->sigma, 0.0, true);
-	require_finite("epsilon", m->epsilon, 0.0, false);
-	if (!(m->delta > 0.0 && m->delta < 1.0))
+	require_finite("sigma", m->def.sigma, 0.0, true);
+	require_finite("epsilon", m->def.epsilon, 0.0, false);
+	if (!(m->def.delta > 0.0 && m->def.delta < 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
@@ -313,94 +314,95 @@ unlearn_train(PG_FUNCTION_ARGS)
 				 errdetail("Its snapshot would predate its lock on the table, and rows committed in between would be missing from the model."),
 				 errhint("Train in a READ COMMITTED transaction.")));
 
-	m->loss = strcmp(loss, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
-	m->bound = strcmp(bound, "guo") == 0 ? BOUND_GUO :
+	m->def.loss = strcmp(loss, "squared") == 0 ? LOSS_SQUARED : LOSS_LOGISTIC;
+	m->def.bound = strcmp(bound, "guo") == 0 ? BOUND_GUO :
 		strcmp(bound, "exact") == 0 ? BOUND_EXACT : BOUND_TAYLOR;
-	m->retrain_on_exhausted = strcmp(on_exhausted, "retrain") == 0;
-	m->per_row_steps = strcmp(steps, "row") == 0;
-	m->preprocess = strcmp(preprocess, "standardize") == 0 ? PREPROCESS_STANDARDIZE :
+	m->def.retrain_on_exhausted = strcmp(on_exhausted, "retrain") == 0;
+	m->def.per_row_steps = strcmp(steps, "row") == 0;
+	m->def.preprocess = strcmp(preprocess, "standardize") == 0 ? PREPROCESS_STANDARDIZE :
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
-	m->skip_nulls = strcmp(nulls, "skip") == 0;
-	m->deferred = strcmp(removal, "deferred") == 0;
+	m->def.skip_nulls = strcmp(nulls, "skip") == 0;
+	m->def.deferred = strcmp(removal, "deferred") == 0;
 	/* a catalog before 0.8.0 keeps neither: its models map as 0.7.0 did */
 	if (catalog_has_map_grid())
 	{
-		m->intercept_scaling = UNLEARN_INTERCEPT_SCALING;
-		m->spread_steps = UNLEARN_SPREAD_STEPS;
+		m->def.intercept_scaling = UNLEARN_INTERCEPT_SCALING;
+		m->def.spread_steps = UNLEARN_SPREAD_STEPS;
 	}
 	else
 	{
-		m->intercept_scaling = 1.0;
-		m->spread_steps = 1;
+		m->def.intercept_scaling = 1.0;
+		m->def.spread_steps = 1;
 	}
-	m->owner = GetUserId();
-	m->source = relid;
-	m->nclasses = 1;
-	m->dims = -1;
-	m->status = MODEL_READY;
+	m->def.owner = GetUserId();
+	m->def.source = relid;
+	m->released.nclasses = 1;
+	m->def.dims = -1;
+	m->released.status = MODEL_READY;
 
-	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->label);
+	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->def.label);
 	declare_classes(m, PG_NARGS() > 19 && !PG_ARGISNULL(19) ? PG_GETARG_ARRAYTYPE_P(19) : NULL);
-	if (m->preprocess == PREPROCESS_DECLARED)
+	if (m->def.preprocess == PREPROCESS_DECLARED)
 	{
-		m->centre = declared_map(m, PG_GETARG_ARRAYTYPE_P(16), "centre", false);
-		m->spread = declared_map(m, PG_GETARG_ARRAYTYPE_P(17), "spread", true);
+		m->def.centre = declared_map(m, PG_GETARG_ARRAYTYPE_P(16), "centre", false);
+		m->def.spread = declared_map(m, PG_GETARG_ARRAYTYPE_P(17), "spread", true);
 	}
-	check_can_train(m, relid, m->owner);
+	check_can_train(m, relid, m->def.owner);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
 	/* tables first, then the model row (see lock_source) */
 	old = palloc0(sizeof(UnlearnModel));
-	old->name = m->name;
-	if (!catalog_model_identity(m->name, false, true, &old->owner, &old->source))
+	old->def.name = m->def.name;
+	if (!catalog_model_identity(m->def.name, false, true, &old->def.owner, &old->def.source))
 		old = NULL;
 	if (old != NULL && !replace)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("model \"%s\" already exists", m->name),
+				 errmsg("model \"%s\" already exists", m->def.name),
 				 errhint("Pass replace => true to train it again, or drop it with unlearn_drop('%s').",
-						 m->name)));
+						 m->def.name)));
 	if (old != NULL)
 		check_model_owner(old, ctx.caller);
-	reports = progress_begin("training", m->name, m->owner, relid);
+	reports = progress_begin("training", m->def.name, m->def.owner, relid);
 	progress_phase("waiting for table lock", 0, 1, -1);
 	lock_source(relid);
-	if (old != NULL && old->source != relid)
-		lock_source(old->source);
+	if (old != NULL && old->def.source != relid)
+		lock_source(old->def.source);
 	if (old != NULL)
 	{
 		Oid			owner,
 					source;
 
-		if (!catalog_model_identity(m->name, true, true, &owner, &source) || source != old->source)
+		if (!catalog_model_identity(m->def.name, true, true, &owner, &source) ||
+			source != old->def.source)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("model \"%s\" changed while it was being replaced", m->name),
+					 errmsg("model \"%s\" changed while it was being replaced", m->def.name),
 					 errhint("Retry the transaction.")));
-		catalog_delete_model(old->name);
+		catalog_delete_model(old->def.name);
 		catalog_ledger(old, "replace", 0, 0, 0.0, false);
 	}
 
 	if (!retrain_model(m, verbose, true))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("label column \"%s\" has a single class", m->label),
+				 errmsg("label column \"%s\" has a single class", m->def.label),
 				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
 	if (training_exceeds_budget(m))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the training residual of model \"%s\" exceeds its removal budget", m->name),
+				 errmsg("the training residual of model \"%s\" exceeds its removal budget", m->def.name),
 				 errdetail("%s", training_residual_detail(m)),
 				 errhint("%s", training_residual_hint(m))));
 	m->call.retrained_now = true;
 	catalog_insert_model(m);
 	catalog_attach_triggers(relid);
 	catalog_set_partitions(relid);
-	if (old != NULL && old->source != relid)
-		catalog_detach_triggers_if_unused(old->source);
-	catalog_ledger(m, "train", 0, m->rows, m->spent, true);
+	if (old != NULL && old->def.source != relid)
+		catalog_detach_triggers_if_unused(old->def.source);
+	catalog_ledger(m, "train", 0, m->released.rows, m->released.spent, true);
 	progress_end(reports);
 	leave_extension_context(&ctx);
 	SPI_finish();
@@ -423,16 +425,16 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	m = catalog_load_model(name, false, false, false);
 	check_model_owner(m, ctx.caller);
 	/* the rights that training needs, which may have been revoked since */
-	check_can_train(m, m->source, ctx.caller);
-	reports = progress_begin("retraining", m->name, m->owner, m->source);
+	check_can_train(m, m->def.source, ctx.caller);
+	reports = progress_begin("retraining", m->def.name, m->def.owner, m->def.source);
 	progress_phase("waiting for table lock", 0, 1, -1);
-	lock_source(m->source);
+	lock_source(m->def.source);
 	m = catalog_load_model(name, false, true, false);
 	retrain_or_rest(m, verbose, NULL);
-	m->retrains++;
+	m->released.retrains++;
 	m->call.retrained_now = true;
 	catalog_update_model(m);
-	catalog_ledger(m, "retrain", 0, 0, m->spent, true);
+	catalog_ledger(m, "retrain", 0, 0, m->released.spent, true);
 	progress_end(reports);
 	leave_extension_context(&ctx);
 	SPI_finish();
@@ -451,9 +453,9 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	m = lock_source_for_owners(name, ctx.caller,
 							   "The owner of a table can drop every model trained on it.");
-	catalog_model_identity(name, true, false, &m->owner, &m->source);
+	catalog_model_identity(name, true, false, &m->def.owner, &m->def.source);
 	catalog_delete_model(name);
-	catalog_detach_triggers_if_unused(m->source);
+	catalog_detach_triggers_if_unused(m->def.source);
 	catalog_ledger(m, "drop", 0, 0, 0.0, false);
 	leave_extension_context(&ctx);
 	SPI_finish();

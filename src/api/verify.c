@@ -28,7 +28,7 @@ PG_FUNCTION_INFO_V1(unlearn_residual);
 static void
 load_current_rows(UnlearnModel *m, DesignMatrix *dm)
 {
-	load_design(m, relation_qualified_name(m->source), dm);
+	load_design(m, relation_qualified_name(m->def.source), dm);
 	map_design(m, dm, false);
 }
 
@@ -36,19 +36,20 @@ load_current_rows(UnlearnModel *m, DesignMatrix *dm)
 double
 exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out)
 {
-	double	   *g = palloc(sizeof(double) * m->p);
+	double	   *g = palloc(sizeof(double) * m->def.p);
 	double		total = 0.0;
 	int			k;
 
-	for (k = 0; k < m->nclasses; k++)
+	for (k = 0; k < m->released.nclasses; k++)
 	{
 		double		norm;
 
-		design_gradient(m, dm, k, m->coef + (Size) k * m->p, m->state.noise + (Size) k * m->p, g, NULL);
-		norm = vec_norm(g, m->p);
+		design_gradient(m, dm, k, m->released.coef + (Size) k * m->def.p,
+						m->state.noise + (Size) k * m->def.p, g, NULL);
+		norm = vec_norm(g, m->def.p);
 		total += norm * norm;
 		if (u_out)
-			memcpy(u_out + (Size) k * m->p, g, sizeof(double) * m->p);
+			memcpy(u_out + (Size) k * m->def.p, g, sizeof(double) * m->def.p);
 	}
 	pfree(g);
 	return sqrt(total);
@@ -68,18 +69,18 @@ model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
 		return NAN;
 	for (i = 0; i < dm->n; i++)
 	{
-		const double *x = dm->x + i * m->p;
+		const double *x = dm->x + i * m->def.p;
 
-		if (m->loss == LOSS_SQUARED)
+		if (m->def.loss == LOSS_SQUARED)
 		{
-			double		r = cblas_ddot(m->p, w, 1, x, 1) - dm->y[i];
+			double		r = cblas_ddot(m->def.p, w, 1, x, 1) - dm->y[i];
 
 			sse += r * r;
 			mean += dm->y[i];
 		}
-		else if (m->nclasses == 1)
+		else if (m->released.nclasses == 1)
 		{
-			double		z = cblas_ddot(m->p, w, 1, x, 1);
+			double		z = cblas_ddot(m->def.p, w, 1, x, 1);
 
 			correct += ((z >= 0) == (dm->y[i] > 0));
 		}
@@ -89,9 +90,9 @@ model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
 						best = 0;
 			double		top = -INFINITY;
 
-			for (k = 0; k < m->nclasses; k++)
+			for (k = 0; k < m->released.nclasses; k++)
 			{
-				double		z = cblas_ddot(m->p, w + (Size) k * m->p, 1, x, 1);
+				double		z = cblas_ddot(m->def.p, w + (Size) k * m->def.p, 1, x, 1);
 
 				if (z > top)
 				{
@@ -102,7 +103,7 @@ model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w)
 			correct += (best == dm->cls[i]);
 		}
 	}
-	if (m->loss != LOSS_SQUARED)
+	if (m->def.loss != LOSS_SQUARED)
 		return (double) correct / dm->n;
 	mean /= dm->n;
 	for (i = 0; i < dm->n; i++)
@@ -117,14 +118,14 @@ load_owned_model(text *name, Oid caller)
 	UnlearnModel *m = catalog_load_model(text_to_cstring(name), false, false, false);
 
 	check_model_owner(m, caller);
-	if (m->status != MODEL_READY)
+	if (m->released.status != MODEL_READY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" releases no weights: its state is \"%s\"",
-						m->name, model_status_name(m->status)),
-				 m->status == MODEL_SUSPENDED ?
-				 errhint("unlearn_retrain('%s') brings it back, once what suspended it (see the ledger and the last WARNING) is mended.", m->name) :
-				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->name)));
+						m->def.name, model_status_name(m->released.status)),
+				 m->released.status == MODEL_SUSPENDED ?
+				 errhint("unlearn_retrain('%s') brings it back, once what suspended it (see the ledger and the last WARNING) is mended.", m->def.name) :
+				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->def.name)));
 	catalog_load_state(m, false);
 	return m;
 }
@@ -155,26 +156,26 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	residual = exact_residual(m, &dm, NULL);
 
 	/* a fresh fit from w = 0, same b, same Lambda, same row map */
-	retrained = palloc0(sizeof(double) * m->nclasses * m->p);
-	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->p));
-	anchor = palloc(sizeof(double) * m->p);
-	for (k = 0; k < m->nclasses; k++)
+	retrained = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
+	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->def.p));
+	anchor = palloc(sizeof(double) * m->def.p);
+	for (k = 0; k < m->released.nclasses; k++)
 	{
 		double		weight_sum;
 
-		fit_class(m, &dm, k, m->state.noise + (Size) k * m->p, retrained + (Size) k * m->p,
+		fit_class(m, &dm, k, m->state.noise + (Size) k * m->def.p, retrained + (Size) k * m->def.p,
 				  anchor, factor, &weight_sum, false);
 	}
-	for (k = 0; k < m->nclasses * m->p; k++)
-		distance += (retrained[k] - m->coef[k]) * (retrained[k] - m->coef[k]);
+	for (k = 0; k < m->released.nclasses * m->def.p; k++)
+		distance += (retrained[k] - m->released.coef[k]) * (retrained[k] - m->released.coef[k]);
 
 	values[0] = Float8GetDatum(residual);
-	values[1] = Float8GetDatum(m->spent);
+	values[1] = Float8GetDatum(m->released.spent);
 	limit = budget_limit(m);
 	values[2] = Float8GetDatum(limit);
-	values[3] = BoolGetDatum(residual <= m->spent && m->spent <= limit);
+	values[3] = BoolGetDatum(residual <= m->released.spent && m->released.spent <= limit);
 	values[4] = Float8GetDatum(sqrt(distance));
-	values[5] = Float8GetDatum(model_accuracy(m, &dm, m->coef));
+	values[5] = Float8GetDatum(model_accuracy(m, &dm, m->released.coef));
 	values[6] = Float8GetDatum(model_accuracy(m, &dm, retrained));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	free_design(&dm);
@@ -201,7 +202,7 @@ unlearn_residual(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	m = load_owned_model(PG_GETARG_TEXT_PP(0), ctx.caller);
 	load_current_rows(m, &dm);
-	n = m->nclasses * m->p;
+	n = m->released.nclasses * m->def.p;
 	u = palloc(sizeof(double) * n);
 	exact_residual(m, &dm, u);
 	free_design(&dm);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * deferred.c
- *	  Deferred removal (unlearn_train's removal => 'deferred'): a row
+ *	  Deferred removal (unlearn_train's "removal": "deferred"): a row
  *	  trigger queues every changed row of the table in unlearn.pending, and
  *	  unlearn_apply_pending applies the queue to the model in one step.
  *
@@ -16,7 +16,7 @@
  *	  enters it, an UPDATE both unless the model's columns are unchanged.
  *	  An entry's contribution is the row as the model decodes it (its
  *	  features as float8 and its canonical label), or NULL for a row
- *	  outside the model (a null under nulls => 'skip', an undeclared
+ *	  outside the model (a null under "nulls": "skip", an undeclared
  *	  label).  Entries go only with the apply that consumes them, with a
  *	  retrain of the model (which then reflects the table), or with the
  *	  model (ON DELETE CASCADE).  The queue is transactional: a ROLLBACK
@@ -99,23 +99,24 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 		corrupt_model(m, "a queued row is truncated");
 	memcpy(&head, ptr, sizeof(head));
 	counted = head.p == 0 && head.label_len == 0 && len == sizeof(head);
-	if (counted && m->status == MODEL_READY)
+	if (counted && m->released.status == MODEL_READY)
 		corrupt_model(m, "a queued row of a ready model has no values");
-	if (!counted && (head.p != m->p || head.label_len < 0 ||
-					 len != sizeof(head) + sizeof(double) * m->p + head.label_len))
+	if (!counted && (head.p != m->def.p || head.label_len < 0 ||
+					 len != sizeof(head) + sizeof(double) * m->def.p + head.label_len))
 		corrupt_model(m, "a queued row does not match the model");
-	row_batch_reserve(batch, m->p, capacity);
+	row_batch_reserve(batch, m->def.p, capacity);
 	if (counted)
 	{
 		/* a row that only counts: zeros, which nothing reads */
-		memset(batch->x + (Size) batch->count * m->p, 0, sizeof(double) * m->p);
+		memset(batch->x + (Size) batch->count * m->def.p, 0, sizeof(double) * m->def.p);
 		batch->labels[batch->count] = "";
 	}
 	else
 	{
-		memcpy(batch->x + (Size) batch->count * m->p, ptr + sizeof(head), sizeof(double) * m->p);
-		check_feature_values(batch->x + (Size) batch->count * m->p, m->dims, m->name);
-		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->p,
+		memcpy(batch->x + (Size) batch->count * m->def.p, ptr + sizeof(head),
+			   sizeof(double) * m->def.p);
+		check_feature_values(batch->x + (Size) batch->count * m->def.p, m->def.dims, m->def.name);
+		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->def.p,
 											   head.label_len);
 	}
 	batch->label_values[batch->count] = head.label_value;
@@ -139,11 +140,11 @@ queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
 		if (plan == NULL || SPI_keepplan(plan) != 0)
 			elog(ERROR, "could not prepare the queue insert");
 	}
-	args[0] = CStringGetTextDatum(m->name);
-	args[1] = ObjectIdGetDatum(m->owner);
+	args[0] = CStringGetTextDatum(m->def.name);
+	args[1] = ObjectIdGetDatum(m->def.owner);
 	args[2] = Int16GetDatum(change);
 	if (raw != NULL)
-		args[3] = PointerGetDatum(encode_queued_row(m->status == MODEL_READY ? m->p : 0,
+		args[3] = PointerGetDatum(encode_queued_row(m->released.status == MODEL_READY ? m->def.p : 0,
 													raw, label, label_value));
 	else
 	{
@@ -151,7 +152,7 @@ queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
 		nulls[3] = 'n';
 	}
 	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not queue a row change of model \"%s\"", m->name);
+		elog(ERROR, "could not queue a row change of model \"%s\"", m->def.name);
 }
 
 /*
@@ -179,7 +180,7 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 	reader = slot_row_reader_begin(m, td->tg_relation);
 	if (TRIGGER_FIRED_BY_DELETE(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
-		old_raw = palloc0(sizeof(double) * m->p);
+		old_raw = palloc0(sizeof(double) * m->def.p);
 		old_in = slot_row_decode_guarded(reader, td->tg_trigslot, old_raw, &old_label,
 										 &old_value, &old_failed);
 	}
@@ -188,7 +189,7 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 		TupleTableSlot *slot = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newslot :
 			td->tg_trigslot;
 
-		new_raw = palloc0(sizeof(double) * m->p);
+		new_raw = palloc0(sizeof(double) * m->def.p);
 		new_in = slot_row_decode_guarded(reader, slot, new_raw, &new_label, &new_value,
 										 &new_failed);
 	}
@@ -198,7 +199,7 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 
 	/* an UPDATE that leaves the model's view of the row as it was */
 	if (old_raw != NULL && new_raw != NULL && old_in == new_in &&
-		(!old_in || (memcmp(old_raw, new_raw, sizeof(double) * m->dims) == 0 &&
+		(!old_in || (memcmp(old_raw, new_raw, sizeof(double) * m->def.dims) == 0 &&
 					 strcmp(old_label, new_label) == 0)))
 		return;
 	if (old_raw != NULL)
@@ -288,11 +289,11 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 		SPI_finish();
 		PG_RETURN_VOID();
 	}
-	if (!m->deferred)
+	if (!m->def.deferred)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" applies its changes immediately", name),
-				 errdetail("Only a model trained with removal => 'deferred' queues changes."),
+				 errdetail("Only a model trained with options => '{\"removal\": \"deferred\"}' queues changes."),
 				 errhint("Its table's statements have already changed it.")));
 
 	args[0] = CStringGetTextDatum(name);
@@ -306,8 +307,8 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 		SPI_finish();
 		PG_RETURN_VOID();
 	}
-	removed = new_row_batch(m->p, removed_capacity);
-	added = new_row_batch(m->p, added_capacity);
+	removed = new_row_batch(m->def.p, removed_capacity);
+	added = new_row_batch(m->def.p, added_capacity);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;

@@ -41,7 +41,7 @@ extern List *model_read_columns(UnlearnModel *m);
 extern bool model_reads_column(UnlearnModel *m, const char *column);
 extern void refuse_column_change(UnlearnModel *m, const char *column, const char *change);
 /* feature_expr.c */
-#define feature_is_expression(m, j) ((m)->is_expression != NULL && (m)->is_expression[j])
+#define feature_is_expression(m, j) ((m)->def.is_expression != NULL && (m)->def.is_expression[j])
 typedef struct FeatureEvaluator FeatureEvaluator;
 extern int	pin_expression_settings(void);
 extern void unpin_expression_settings(int level);

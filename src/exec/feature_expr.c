@@ -576,8 +576,8 @@ char *
 feature_sql(UnlearnModel *m, int j)
 {
 	if (feature_is_expression(m, j))
-		return psprintf("(%s)", m->features[j]);
-	return (char *) quote_identifier(m->features[j]);
+		return psprintf("(%s)", m->def.features[j]);
+	return (char *) quote_identifier(m->def.features[j]);
 }
 
 /* the columns feature j reads */
@@ -585,8 +585,8 @@ List *
 feature_column_names(UnlearnModel *m, int j)
 {
 	if (feature_is_expression(m, j))
-		return feature_expr_column_names(m->features[j], m->name);
-	return list_make1(makeString(m->features[j]));
+		return feature_expr_column_names(m->def.features[j], m->def.name);
+	return list_make1(makeString(m->def.features[j]));
 }
 
 /*
@@ -623,8 +623,8 @@ move_vars(Node *node, VarMove *mv)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("column \"%s\" of the row has type %s, but feature expression \"%s\" of model \"%s\" reads it as %s",
-								name, format_type_be(att->atttypid), mv->m->features[mv->feature],
-								mv->m->name, format_type_be(var->vartype))));
+								name, format_type_be(att->atttypid), mv->m->def.features[mv->feature],
+								mv->m->def.name, format_type_be(var->vartype))));
 			var->varattno = var->varattnosyn = a + 1;
 			var->vartypmod = att->atttypmod;
 			return (Node *) var;
@@ -633,7 +633,7 @@ move_vars(Node *node, VarMove *mv)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("the row has no column \"%s\"", name),
 				 errhint("Feature expression \"%s\" of model \"%s\" reads it.",
-						 mv->m->features[mv->feature], mv->m->name)));
+						 mv->m->def.features[mv->feature], mv->m->def.name)));
 	}
 	return expression_tree_mutator(node, move_vars, (void *) mv);
 }
@@ -656,14 +656,14 @@ feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
 	Relation	source;
 	int			j;
 
-	if (m->is_expression == NULL)
+	if (m->def.is_expression == NULL)
 		return NULL;
 	fe = palloc0(sizeof(FeatureEvaluator));
 	fe->m = m;
-	fe->states = palloc0(sizeof(ExprState *) * m->nfeatures);
+	fe->states = palloc0(sizeof(ExprState *) * m->def.nfeatures);
 	fe->econtext = CreateStandaloneExprContext();
-	source = relation_open(m->source, AccessShareLock);
-	for (j = 0; j < m->nfeatures; j++)
+	source = relation_open(m->def.source, AccessShareLock);
+	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		Oid			type;
 		Node	   *expr;
@@ -671,14 +671,14 @@ feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
 
 		if (!feature_is_expression(m, j))
 			continue;
-		expr = feature_expr_parse(m->features[j], m->source, m->name, false, &type);
-		if (type != m->column_types[j])
+		expr = feature_expr_parse(m->def.features[j], m->def.source, m->def.name, false, &type);
+		if (type != m->def.column_types[j])
 			ereport(ERROR,
 					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 					 errmsg("feature expression \"%s\" of model \"%s\" now has type %s, not %s",
-							m->features[j], m->name, format_type_be(type),
-							format_type_be(m->column_types[j])),
-					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->name)));
+							m->def.features[j], m->def.name, format_type_be(type),
+							format_type_be(m->def.column_types[j])),
+					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->def.name)));
 		expr = move_vars(expr, &mv);
 		fe->states[j] = ExecInitExpr(expression_planner((Expr *) expr), NULL);
 	}
@@ -694,7 +694,7 @@ feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
 void
 feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot, Datum *values, bool *isnull)
 {
-	ExprErrorContext ectx = {NULL, fe->m->name};
+	ExprErrorContext ectx = {NULL, fe->m->def.name};
 	ErrorContextCallback callback;
 	int			j;
 
@@ -703,10 +703,10 @@ feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot, Datum *values
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 	fe->econtext->ecxt_scantuple = slot;
-	for (j = 0; j < fe->m->nfeatures; j++)
+	for (j = 0; j < fe->m->def.nfeatures; j++)
 		if (fe->states[j] != NULL)
 		{
-			ectx.text = fe->m->features[j];
+			ectx.text = fe->m->def.features[j];
 			values[j + 1] = ExecEvalExprSwitchContext(fe->states[j], fe->econtext, &isnull[j + 1]);
 		}
 	error_context_stack = callback.previous;

@@ -108,10 +108,10 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 				 errmsg("features must name at least one column"),
 				 errhint("Pass a list of numeric columns, or one float8[] or real[] column.")));
 
-	m->nfeatures = n;
-	m->features = palloc(sizeof(char *) * n);
-	m->is_expression = NULL;
-	m->column_types = palloc(sizeof(Oid) * (n + 1));
+	m->def.nfeatures = n;
+	m->def.features = palloc(sizeof(char *) * n);
+	m->def.is_expression = NULL;
+	m->def.column_types = palloc(sizeof(Oid) * (n + 1));
 	for (i = 0; i < n; i++)
 	{
 		Oid			t;
@@ -121,20 +121,20 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("feature column names must not be null")));
-		m->features[i] = TextDatumGetCString(elems[i]);
-		if (strcmp(m->features[i], label) == 0)
+		m->def.features[i] = TextDatumGetCString(elems[i]);
+		if (strcmp(m->def.features[i], label) == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("label column \"%s\" cannot also be a feature", label)));
-		if (get_attnum(relid, m->features[i]) > 0)
-			t = column_type_or_error(relid, m->features[i]);
+		if (get_attnum(relid, m->def.features[i]) > 0)
+			t = column_type_or_error(relid, m->def.features[i]);
 		else
 		{
-			Node	   *expr = feature_expr_parse(m->features[i], relid, m->name,
+			Node	   *expr = feature_expr_parse(m->def.features[i], relid, m->def.name,
 													  !model_owner_owns_table(m), &t);
 
 			if (IsA(expr, Var))
-				m->features[i] = get_attname(relid, ((Var *) expr)->varattno, false);
+				m->def.features[i] = get_attname(relid, ((Var *) expr)->varattno, false);
 			else
 			{
 				if (!catalog_has_expressions())
@@ -142,34 +142,34 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 							 errmsg("feature expressions need version 0.6.0 of the unlearn catalog"),
 							 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
-				if (m->is_expression == NULL)
-					m->is_expression = palloc0(sizeof(bool) * n);
-				m->is_expression[i] = true;
-				m->features[i] = feature_expr_canonical(expr, relid);
+				if (m->def.is_expression == NULL)
+					m->def.is_expression = palloc0(sizeof(bool) * n);
+				m->def.is_expression[i] = true;
+				m->def.features[i] = feature_expr_canonical(expr, relid);
 				what = "feature expression";
 			}
 		}
-		m->column_types[i] = t;
+		m->def.column_types[i] = t;
 		if (!feature_type_supported(t, &is_array) || (is_array && n > 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("%s \"%s\" has type %s, which is not numeric",
-							what, m->features[i], format_type_be(t)),
+							what, m->def.features[i], format_type_be(t)),
 					 errhint("Features are columns or expressions of a built-in numeric or boolean type, or a single array of a numeric type.")));
-		m->feature_array = is_array;
+		m->def.feature_array = is_array;
 	}
-	if (!m->feature_array)
-		m->dims = n;
+	if (!m->def.feature_array)
+		m->def.dims = n;
 
 	ltype = column_type_or_error(relid, label);
-	m->column_types[n] = ltype;
-	if (m->loss == LOSS_SQUARED && !label_type_supported(ltype, LOSS_SQUARED))
+	m->def.column_types[n] = ltype;
+	if (m->def.loss == LOSS_SQUARED && !label_type_supported(ltype, LOSS_SQUARED))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("label column \"%s\" has type %s, but squared loss needs a numeric label",
 						label, format_type_be(ltype)),
 				 errhint("Labels of squared loss are columns of a built-in numeric type.")));
-	if (!label_type_supported(ltype, m->loss))
+	if (!label_type_supported(ltype, m->def.loss))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("label column \"%s\" has type %s, which unlearn cannot read as a label",
@@ -187,41 +187,41 @@ verify_source_columns(UnlearnModel *m)
 {
 	int			i;
 
-	for (i = 0; i <= m->nfeatures; i++)
+	for (i = 0; i <= m->def.nfeatures; i++)
 	{
-		const char *col = i < m->nfeatures ? m->features[i] : m->label;
+		const char *col = i < m->def.nfeatures ? m->def.features[i] : m->def.label;
 		AttrNumber	attnum;
 		Oid			type;
 
-		if (i < m->nfeatures && feature_is_expression(m, i))
+		if (i < m->def.nfeatures && feature_is_expression(m, i))
 		{
 			ListCell   *lc;
 
 			foreach(lc, feature_column_names(m, i))
-				if (get_attnum(m->source, strVal(lfirst(lc))) <= 0)
+				if (get_attnum(m->def.source, strVal(lfirst(lc))) <= 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 							 errmsg("model \"%s\" depends on column \"%s\" of table \"%s\" through feature expression \"%s\"",
-									m->name, strVal(lfirst(lc)), get_rel_name(m->source), col),
+									m->def.name, strVal(lfirst(lc)), get_rel_name(m->def.source), col),
 							 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
-									 m->name)));
-			(void) feature_expr_parse(col, m->source, m->name, false, &type);
+									 m->def.name)));
+			(void) feature_expr_parse(col, m->def.source, m->def.name, false, &type);
 		}
 		else
 		{
-			attnum = get_attnum(m->source, col);
-			type = attnum == InvalidAttrNumber ? InvalidOid : get_atttype(m->source, attnum);
+			attnum = get_attnum(m->def.source, col);
+			type = attnum == InvalidAttrNumber ? InvalidOid : get_atttype(m->def.source, attnum);
 		}
-		if (type != m->column_types[i])
+		if (type != m->def.column_types[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 					 errmsg("model \"%s\" depends on %s \"%s\" of table \"%s\" with type %s",
-							m->name, i < m->nfeatures && feature_is_expression(m, i) ?
+							m->def.name, i < m->def.nfeatures && feature_is_expression(m, i) ?
 							"feature expression" : "column",
-							col, get_rel_name(m->source),
-							format_type_be(m->column_types[i])),
+							col, get_rel_name(m->def.source),
+							format_type_be(m->def.column_types[i])),
 					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
-							 m->name)));
+							 m->def.name)));
 	}
 }
 
@@ -232,10 +232,10 @@ verify_source_columns(UnlearnModel *m)
 List *
 model_read_columns(UnlearnModel *m)
 {
-	List	   *names = list_make1(makeString(m->label));
+	List	   *names = list_make1(makeString(m->def.label));
 	int			j;
 
-	for (j = 0; j < m->nfeatures; j++)
+	for (j = 0; j < m->def.nfeatures; j++)
 		names = list_concat(names, feature_column_names(m, j));
 	return names;
 }
@@ -265,10 +265,10 @@ refuse_column_change(UnlearnModel *m, const char *column, const char *change)
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 				 errmsg("cannot %s column \"%s\" of table \"%s\": model \"%s\" reads it",
-						change, column, get_rel_name(m->source), m->name),
+						change, column, get_rel_name(m->def.source), m->def.name),
 				 errdetail("The rows' values would change without passing through the model's triggers."),
 				 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
-						 m->name)));
+						 m->def.name)));
 }
 
 /*
@@ -283,26 +283,26 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 
 	m->call.feature_base_types = NULL;
 
-	for (i = 0; i <= m->nfeatures; i++)
+	for (i = 0; i <= m->def.nfeatures; i++)
 	{
-		const char *col = i < m->nfeatures ? m->features[i] : m->label;
+		const char *col = i < m->def.nfeatures ? m->def.features[i] : m->def.label;
 		AttrNumber	attnum;
 		Oid			t;
 		bool		fits;
 
-		if (i == m->nfeatures && !with_label)
+		if (i == m->def.nfeatures && !with_label)
 			break;
-		if (i < m->nfeatures && feature_is_expression(m, i))
+		if (i < m->def.nfeatures && feature_is_expression(m, i))
 		{
-			Oid			stored = m->column_types[i];
+			Oid			stored = m->def.column_types[i];
 
-			(void) feature_expr_parse(col, relid, m->name, false, &t);
+			(void) feature_expr_parse(col, relid, m->def.name, false, &t);
 			if (t != stored)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("feature expression \"%s\" has type %s over relation \"%s\", not %s as in model \"%s\"",
 								col, format_type_be(t), get_rel_name(relid),
-								format_type_be(stored), m->name),
+								format_type_be(stored), m->def.name),
 						 errhint("The relation's columns need the types of the model's table.")));
 			continue;
 		}
@@ -314,16 +314,16 @@ bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label)
 					 errmsg("column \"%s\" of relation \"%s\" does not exist",
 							col, get_rel_name(relid)),
 					 errhint("The relation needs every %scolumn of model \"%s\".",
-							 with_label ? "feature and label " : "feature ", m->name)));
-		if (i < m->nfeatures)
+							 with_label ? "feature and label " : "feature ", m->def.name)));
+		if (i < m->def.nfeatures)
 			fits = feature_type_fits(m, t);
 		else
-			fits = label_type_supported(t, m->loss);
+			fits = label_type_supported(t, m->def.loss);
 		if (!fits)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of relation \"%s\" has type %s, which does not fit model \"%s\"",
-							col, get_rel_name(relid), format_type_be(t), m->name)));
-		m->column_types[i] = t;
+							col, get_rel_name(relid), format_type_be(t), m->def.name)));
+		m->def.column_types[i] = t;
 	}
 }

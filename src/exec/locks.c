@@ -40,9 +40,9 @@ lock_source_for_owners(const char *name, Oid caller, const char *hint)
 {
 	UnlearnModel *m = palloc0(sizeof(UnlearnModel));
 
-	m->name = pstrdup(name);
-	catalog_model_identity(name, false, false, &m->owner, &m->source);
+	m->def.name = pstrdup(name);
+	catalog_model_identity(name, false, false, &m->def.owner, &m->def.source);
 	check_model_or_table_owner(m, caller, hint);
-	lock_source(m->source);
+	lock_source(m->def.source);
 	return m;
 }

@@ -61,7 +61,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	int			i,
 				k;
 
-	if (m->loss == LOSS_SQUARED || m->status != MODEL_READY)
+	if (m->def.loss == LOSS_SQUARED || m->released.status != MODEL_READY)
 		return true;
 	if (m->state.class_rows == NULL)
 	{
@@ -70,7 +70,7 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	}
 	for (i = 0; removed != NULL && i < removed->count; i++)
 	{
-		k = class_position(m->classes, m->nlabels, removed->labels[i]);
+		k = class_position(m->released.classes, m->released.nlabels, removed->labels[i]);
 		if (k < 0)
 			holds = false;
 		else
@@ -78,13 +78,13 @@ class_rows_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *adde
 	}
 	for (i = 0; added != NULL && i < added->count; i++)
 	{
-		k = class_position(m->classes, m->nlabels, added->labels[i]);
+		k = class_position(m->released.classes, m->released.nlabels, added->labels[i]);
 		if (k < 0)
 			holds = false;
 		else
 			m->state.class_rows[k]++;
 	}
-	for (k = 0; k < m->nlabels && !m->classes_declared; k++)
+	for (k = 0; k < m->released.nlabels && !m->def.classes_declared; k++)
 		if (m->state.class_rows[k] <= 0)
 			holds = false;
 	return holds;
@@ -99,19 +99,19 @@ exact_statement_bound(UnlearnModel *m, const double *w_start, const StepRows *re
 					  const StepRows *adds, double *bound)
 {
 	DesignMatrix dm;
-	int			p = m->p;
+	int			p = m->def.p;
 	double	   *g_end = palloc(sizeof(double) * p);
 	double	   *g_start = palloc(sizeof(double) * p);
 	int			k;
 
-	load_design(m, relation_qualified_name(m->source), &dm);
+	load_design(m, relation_qualified_name(m->def.source), &dm);
 	map_design(m, &dm, false);
-	for (k = 0; k < m->nclasses; k++)
+	for (k = 0; k < m->released.nclasses; k++)
 	{
 		double		mag_end,
 					mag_start;
 
-		design_gradient(m, &dm, k, m->coef + (Size) k * p, NULL, g_end, &mag_end);
+		design_gradient(m, &dm, k, m->released.coef + (Size) k * p, NULL, g_end, &mag_end);
 		design_gradient(m, &dm, k, w_start + (Size) k * p, NULL, g_start, &mag_start);
 		cblas_daxpy(p, -1.0, g_start, 1, g_end, 1);
 		/* R = g_end - g_start - Delta(w_start) */
@@ -133,7 +133,7 @@ map_batch(UnlearnModel *m, RowBatch *batch)
 		return;
 	model_row_map(m, &map);
 	for (i = 0; i < batch->count; i++)
-		map_row(&map, batch->x + (Size) i * m->p);
+		map_row(&map, batch->x + (Size) i * m->def.p);
 }
 
 /* re-raise a lock's serialization failure with the model's name and a hint */
@@ -247,7 +247,7 @@ load_model_for_change(const char *name, bool with_state)
 
 /*
  * Apply one query's rows to one model: lock, load, step, write, ledger.
- * Rows left out for a null (nulls => 'skip') only change its count.
+ * Rows left out for a null ("nulls": "skip") only change its count.
  */
 void
 maintain_model(ModelRows *rows, const char *operation, Oid caller)
@@ -274,16 +274,16 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
 	m->call.changed_by = caller;
-	if (m->status == MODEL_READY)
+	if (m->released.status == MODEL_READY)
 		catalog_checkout_matrices(m);
-	spent_before = m->spent;
-	m->skipped += rows->skipped_delta;
+	spent_before = m->released.spent;
+	m->released.skipped += rows->skipped_delta;
 	if (!class_rows_update(m, rows->removed, rows->added))
 		retrain_reason = m->state.class_rows == NULL ?
 			"The model was trained before its catalog kept its rows per class." :
 			"A class of the model lost its last row, or a row brings a new class.";
 	/* the sums go forward in any case: a retrain replaces them */
-	if (m->status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
+	if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
 		retrain_reason == NULL)
 		retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
 	map_batch(m, rows->removed);
@@ -297,7 +297,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	worker_note_change(m, spent_before);
 	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
-			 m->name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
+			 m->def.name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
 }
 
 /*
@@ -307,24 +307,25 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 static void
 rest_model(UnlearnModel *m, int64 rows, bool one_class)
 {
-	m->status = MODEL_TOO_FEW_ROWS;
-	m->rows = rows;
+	m->released.status = MODEL_TOO_FEW_ROWS;
+	m->released.rows = rows;
 	m->state.class_rows = NULL;
-	memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
-	if (!one_class && m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
+	memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
+	if (!one_class && m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared &&
+		catalog_tracks_classes())
 		classes_from_rows(m);
 	if (one_class)
 		ereport(MODEL_NOTICE(m),
 				(errmsg("model \"%s\" withholds its weights: the rows of its table have a single label",
-						m->name),
+						m->def.name),
 				 errhint("Inserting rows of another label, or unlearn_retrain('%s') once there are some, brings it back.",
-						 m->name)));
+						 m->def.name)));
 	else
 		ereport(MODEL_NOTICE(m),
 				(errmsg("model \"%s\" withholds its weights: its table has %lld rows, fewer than its %d weights",
-						m->name, (long long) rows, m->p),
+						m->def.name, (long long) rows, m->def.p),
 				 errhint("Inserting rows, or unlearn_retrain('%s') once there are enough, brings it back.",
-						 m->name)));
+						 m->def.name)));
 }
 
 /*
@@ -342,37 +343,37 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 	int64		skipped;
 	int64		rows = model_row_count(m, &skipped);
 
-	if (rows < m->p)
+	if (rows < m->def.p)
 	{
-		m->skipped = skipped;
+		m->released.skipped = skipped;
 		rest_model(m, rows, false);
 		return;
 	}
 	if (why != NULL)
 		ereport(MODEL_NOTICE(m),
-				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->name),
+				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->def.name),
 				 errdetail("%s", why)));
-	if (m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
-		m->classes = NULL;
+	if (m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared && catalog_tracks_classes())
+		m->released.classes = NULL;
 	if (!retrain_model(m, verbose, true))
 	{
 		/* classes holds the one label left; nothing is released */
-		m->nclasses = 1;
+		m->released.nclasses = 1;
 		rest_model(m, rows, true);
 		return;
 	}
-	m->status = MODEL_READY;
+	m->released.status = MODEL_READY;
 	if (training_exceeds_budget(m))
 	{
 		/* the training residual alone passes the limit: nothing certified to release */
 		ereport(MODEL_WARNING(m),
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" withholds its weights: its training residual exceeds its removal budget",
-						m->name),
+						m->def.name),
 				 errdetail("%s", training_residual_detail(m)),
 				 errhint("%s", training_residual_hint(m))));
-		m->status = MODEL_SUSPENDED;
-		memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+		m->released.status = MODEL_SUSPENDED;
+		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 	}
 }
 
@@ -384,18 +385,18 @@ char *
 training_residual_detail(UnlearnModel *m)
 {
 	return psprintf("The certified training residual is %.6g; the limit is %.6g.",
-					m->spent, budget_limit(m));
+					m->released.spent, budget_limit(m));
 }
 
 char *
 training_residual_hint(UnlearnModel *m)
 {
-	double		sigma = m->sigma * 4.0 * m->spent / m->budget;
+	double		sigma = m->def.sigma * 4.0 * m->released.spent / m->def.budget;
 
-	if (m->loss == LOSS_SQUARED)
+	if (m->def.loss == LOSS_SQUARED)
 		return psprintf("sigma is too small for the magnitude of this table's labels: train again with "
 						"sigma => %.3g or more, or rescale the label, or delete or correct its outlying rows "
-						"and run unlearn_retrain('%s').", sigma, m->name);
+						"and run unlearn_retrain('%s').", sigma, m->def.name);
 	return psprintf("sigma is too small for this table: train again with sigma => %.3g or more.",
 					sigma);
 }
@@ -405,7 +406,7 @@ static void
 retrain_now(UnlearnModel *m, const char *why)
 {
 	retrain_or_rest(m, false, why);
-	m->retrains++;
+	m->released.retrains++;
 	m->call.retrained_now = true;
 }
 
@@ -429,8 +430,8 @@ retrain_now(UnlearnModel *m, const char *why)
 static bool
 reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 {
-	int			p = m->p;
-	int			K = m->nclasses;
+	int			p = m->def.p;
+	int			K = m->released.nclasses;
 	Size		packed = PACKED_SIZE(p);
 	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * K);
 	double	   *measured = palloc(sizeof(double) * K);
@@ -456,14 +457,14 @@ reanchor_model(UnlearnModel *m, double *u_out, double *allowance_out)
 	{
 		memcpy(m->state.factor, factor, sizeof(double) * packed * K);
 		memcpy(m->state.weight_sum, weights, sizeof(double) * K);
-		memcpy(m->state.anchor, m->coef, sizeof(double) * K * p);
+		memcpy(m->state.anchor, m->released.coef, sizeof(double) * K * p);
 		memcpy(m->state.class_spent, measured, sizeof(double) * K);
-		m->spent = combine_class_spent(m->state.class_spent, K);
+		m->released.spent = combine_class_spent(m->state.class_spent, K);
 		m->call.anchor_changed = m->call.gram_changed = true;
 		m->call.reanchors_now = 1;
 		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 			elog(DEBUG1, "unlearn: re-anchored model \"%s\" on %lld rows: measured residual %.6g of budget %.6g",
-				 m->name, (long long) rows, m->spent, m->budget);
+				 m->def.name, (long long) rows, m->released.spent, m->def.budget);
 	}
 	linalg_parallel(false);
 	pfree(factor);
@@ -510,11 +511,11 @@ reanchor_into(UnlearnModel *m, double *matrices)
 static bool
 rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 {
-	double	   *u = palloc(sizeof(double) * m->nclasses * m->p);
-	double	   *allowance = palloc(sizeof(double) * m->nclasses);
+	double	   *u = palloc(sizeof(double) * m->released.nclasses * m->def.p);
+	double	   *allowance = palloc(sizeof(double) * m->released.nclasses);
 	bool		ok;
 
-	model_point_matrices(m, state_store_buffer(m->name, model_matrix_doubles(m)));
+	model_point_matrices(m, state_store_buffer(m->def.name, model_matrix_doubles(m)));
 	ok = reanchor_model(m, u, allowance) && newton_move_back(m, rems, adds, u, allowance);
 	if (ok)
 		m->call.rebuilt_now = true;
@@ -532,25 +533,25 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 static bool
 handle_exhausted(UnlearnModel *m)
 {
-	double		spent_before = m->spent;
+	double		spent_before = m->released.spent;
 	bool		measured = unlearn_reanchor && reanchor_model(m, NULL, NULL);
 
 	if (measured && !budget_exceeded(m, m->state.class_spent))
 		return false;
-	if (!m->retrain_on_exhausted)
+	if (!m->def.retrain_on_exhausted)
 	{
 		/* the statement goes on; the model withholds its weights */
 		ereport(MODEL_NOTICE(m),
-				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->name),
+				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->def.name),
 				 measured ?
 				 errdetail("Spent %.6g of %.6g; this change would exceed it, and so does the measured residual %.6g.",
-						   spent_before, budget_limit(m), m->spent) :
+						   spent_before, budget_limit(m), m->released.spent) :
 				 errdetail("Spent %.6g of %.6g; this change would exceed it.",
 						   spent_before, budget_limit(m)),
-				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with on_exhausted => 'retrain'.",
-						 m->name)));
-		m->status = MODEL_SUSPENDED;
-		memset(m->coef, 0, sizeof(double) * m->nclasses * m->p);
+				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with options => '{\"on_exhausted\": \"retrain\"}'.",
+						 m->def.name)));
+		m->released.status = MODEL_SUSPENDED;
+		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 		return true;
 	}
 	retrain_now(m, "The removal budget would be exceeded.");
@@ -569,30 +570,30 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 {
 	StepRows	rems,
 				adds;
-	int			K = m->nclasses;
-	int			p = m->p;
+	int			K = m->released.nclasses;
+	int			p = m->def.p;
 	double	   *statement_bound = palloc0(sizeof(double) * K);
 	double	   *spent_after = palloc(sizeof(double) * K);
 	double	   *w_start = NULL;
-	double		spent_before = m->spent;
+	double		spent_before = m->released.spent;
 	double		total_bound;
 	int			k;
 	bool		retrained = false;
 	int			nrem = removed ? removed->count : 0;
 	int			nadd = added ? added->count : 0;
 
-	m->removed += nrem;
-	m->inserted += nadd;
+	m->released.removed += nrem;
+	m->released.inserted += nadd;
 
-	if (m->status != MODEL_READY)
+	if (m->released.status != MODEL_READY)
 	{
 		/*
 		 * Nothing released: count rows, and come back when added rows bring
 		 * enough of them, or a second label to a classifier that had one.
 		 */
-		m->rows += nadd - nrem;
-		if (m->status == MODEL_TOO_FEW_ROWS && m->rows >= m->p && nadd > 0)
-			retrain_now(m, m->rows - nadd + nrem >= m->p ?
+		m->released.rows += nadd - nrem;
+		if (m->released.status == MODEL_TOO_FEW_ROWS && m->released.rows >= m->def.p && nadd > 0)
+			retrain_now(m, m->released.rows - nadd + nrem >= m->def.p ?
 						"Rows were added to a classifier whose rows had fewer than two labels." :
 						"Its table has enough rows again.");
 		/*
@@ -600,19 +601,19 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		 * model's lists none, without reading a table whose rows may be what
 		 * suspended it
 		 */
-		if (m->status != MODEL_READY && !m->call.retrained_now && nrem > 0 &&
-			m->loss == LOSS_LOGISTIC && !m->classes_declared && catalog_tracks_classes())
+		if (m->released.status != MODEL_READY && !m->call.retrained_now && nrem > 0 &&
+			m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared && catalog_tracks_classes())
 		{
-			if (m->status == MODEL_SUSPENDED)
+			if (m->released.status == MODEL_SUSPENDED)
 				no_classes(m);
 			else
 				classes_from_rows(m);
 		}
 		return 0.0;
 	}
-	if (m->rows + nadd - nrem < m->p)
+	if (m->released.rows + nadd - nrem < m->def.p)
 	{
-		rest_model(m, m->rows + nadd - nrem, false);
+		rest_model(m, m->released.rows + nadd - nrem, false);
 		return 0.0;
 	}
 	if (retrain_reason != NULL)
@@ -628,10 +629,10 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		retrain_now(m, "Its Hessian is not positive definite at the current weights.");
 		return 0.0;
 	}
-	if (m->bound == BOUND_EXACT)
+	if (m->def.bound == BOUND_EXACT)
 	{
 		w_start = palloc(sizeof(double) * K * p);
-		memcpy(w_start, m->coef, sizeof(double) * K * p);
+		memcpy(w_start, m->released.coef, sizeof(double) * K * p);
 	}
 	if (!mechanism_for(m)->apply(m, &rems, &adds, statement_bound))
 	{
@@ -641,8 +642,8 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	if (retrained)
 		return 0.0;
 
-	m->rows += adds.count - rems.count;
-	if (m->bound == BOUND_EXACT && m->loss != LOSS_SQUARED)
+	m->released.rows += adds.count - rems.count;
+	if (m->def.bound == BOUND_EXACT && m->def.loss != LOSS_SQUARED)
 		exact_statement_bound(m, w_start, &rems, &adds, statement_bound);
 	total_bound = combine_class_spent(statement_bound, K);
 
@@ -651,22 +652,22 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	if (budget_exceeded(m, spent_after))
 	{
 		if (handle_exhausted(m))
-			return m->status == MODEL_READY ? total_bound : 0.0;
+			return m->released.status == MODEL_READY ? total_bound : 0.0;
 	}
 	else
 	{
 		memcpy(m->state.class_spent, spent_after, sizeof(double) * K);
-		m->spent = combine_class_spent(m->state.class_spent, K);
+		m->released.spent = combine_class_spent(m->state.class_spent, K);
 	}
-	if (m->budget > 0 && m->loss != LOSS_SQUARED &&
-		spent_before < 0.9 * m->budget && m->spent >= 0.9 * m->budget)
+	if (m->def.budget > 0 && m->def.loss != LOSS_SQUARED &&
+		spent_before < 0.9 * m->def.budget && m->released.spent >= 0.9 * m->def.budget)
 		ereport(MODEL_NOTICE(m),
-				(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->name),
-				 errdetail("Spent %.4g of %.4g.", m->spent, m->budget),
+				(errmsg("less than 10%% of the removal budget of model \"%s\" is left", m->def.name),
+				 errdetail("Spent %.4g of %.4g.", m->released.spent, m->def.budget),
 				 unlearn_reanchor ?
 				 errhint("A removal that would exceed the budget first re-anchors the model, measuring its residual; if that does not fit either, it %s.",
-						 m->retrain_on_exhausted ? "retrains the model" : "suspends the model") :
-				 errhint(m->retrain_on_exhausted ?
+						 m->def.retrain_on_exhausted ? "retrains the model" : "suspends the model") :
+				 errhint(m->def.retrain_on_exhausted ?
 						 "The next removals that would exceed the budget retrain the model." :
 						 "A removal that would exceed the budget suspends the model until unlearn_retrain().")));
 	return total_bound;

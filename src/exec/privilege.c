@@ -137,10 +137,10 @@ enter_table_owner_context(Oid relid, ExtensionContext *ctx)
 void
 check_model_owner(UnlearnModel *m, Oid caller)
 {
-	if (!has_privs_of_role(caller, m->owner))
+	if (!has_privs_of_role(caller, m->def.owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of model \"%s\"", m->name),
+				 errmsg("must be owner of model \"%s\"", m->def.name),
 				 errhint("Models belong to the role that trained them.")));
 }
 
@@ -152,30 +152,30 @@ check_model_owner(UnlearnModel *m, Oid caller)
 void
 check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint)
 {
-	bool		exists = get_rel_name(m->source) != NULL;
+	bool		exists = get_rel_name(m->def.source) != NULL;
 
-	if (exists && pg_class_ownercheck(m->source, caller))
+	if (exists && pg_class_ownercheck(m->def.source, caller))
 		return;
-	if (has_privs_of_role(caller, m->owner))
+	if (has_privs_of_role(caller, m->def.owner))
 	{
 		/*
 		 * A model owner who may no longer read the table must not lock it
 		 * (these functions lock it to the end of the transaction, and
 		 * erasure would wait): its table's owner acts instead.
 		 */
-		if (exists && pg_class_aclcheck(m->source, caller, ACL_SELECT) != ACLCHECK_OK &&
-			pg_attribute_aclcheck_all(m->source, caller, ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
+		if (exists && pg_class_aclcheck(m->def.source, caller, ACL_SELECT) != ACLCHECK_OK &&
+			pg_attribute_aclcheck_all(m->def.source, caller, ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("the owner of model \"%s\" may no longer read its table", m->name),
+					 errmsg("the owner of model \"%s\" may no longer read its table", m->def.name),
 					 errdetail("This function locks the table, which only a role that may read it or owns it may do."),
 					 errhint("The owner of table %s, or a superuser, can do it.",
-							 relation_qualified_name(m->source))));
+							 relation_qualified_name(m->def.source))));
 		return;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("must be owner of model \"%s\" or of its table", m->name),
+			 errmsg("must be owner of model \"%s\" or of its table", m->def.name),
 			 errhint("%s", hint)));
 }
 
@@ -247,7 +247,7 @@ model_owner_may_read(UnlearnModel *m)
 {
 	const char *column;
 
-	return may_read_columns(m, m->source, m->owner, &column);
+	return may_read_columns(m, m->def.source, m->def.owner, &column);
 }
 
 /*
@@ -258,7 +258,7 @@ model_owner_may_read(UnlearnModel *m)
 bool
 model_owner_owns_table(UnlearnModel *m)
 {
-	return pg_class_ownercheck(m->source, m->owner);
+	return pg_class_ownercheck(m->def.source, m->def.owner);
 }
 
 /*
@@ -284,7 +284,7 @@ caller_reads_figures(UnlearnModel *m)
 	if (!OidIsValid(m->call.changed_by))
 		return true;
 	if (m->call.figures_readable == 0)
-		m->call.figures_readable = may_read_model(m->name, m->owner, m->call.changed_by, false) ? 1 : -1;
+		m->call.figures_readable = may_read_model(m->def.name, m->def.owner, m->call.changed_by, false) ? 1 : -1;
 	return m->call.figures_readable > 0;
 }
 

@@ -72,7 +72,7 @@ feature_type_fits(UnlearnModel *m, Oid type)
 {
 	bool		is_array;
 
-	return feature_type_supported(type, &is_array) && is_array == m->feature_array;
+	return feature_type_supported(type, &is_array) && is_array == m->def.feature_array;
 }
 
 bool
@@ -199,33 +199,35 @@ label_from_text(Oid type, const char *text, double *value)
  * Is label (of value value) one the model takes?  A row whose label is
  * none of a model's declared classes, or a least-squares label beyond
  * UNLEARN_MAX_LABEL in magnitude (or not a number), is outside the model,
- * as a row with a null is under nulls => 'skip': nothing refuses it, so
+ * as a row with a null is under "nulls": "skip": nothing refuses it, so
  * no statement, a DELETE's cascade or a retrain included, fails for it.
  */
 bool
 model_takes_label(UnlearnModel *m, const char *label, double value)
 {
-	if (m->loss == LOSS_SQUARED)
+	if (m->def.loss == LOSS_SQUARED)
 		return fabs(value) <= UNLEARN_MAX_LABEL;
-	return !m->classes_declared || class_position(m->classes, m->nlabels, label) >= 0;
+	return !m->def.classes_declared ||
+		class_position(m->released.classes, m->released.nlabels, label) >= 0;
 }
 
 /*
  * Append to a row filter (SQL, as the table's owner) " AND" the label
  * being one of the declared classes, given as query parameter $param
- * (text[], cstring_text_array(m->classes, m->nlabels)), compared as
- * values of the label's base type (text bytewise, as class_position
- * does), so that counting rows in SQL agrees with model_takes_label.
+ * (text[], cstring_text_array(m->released.classes,
+ * m->released.nlabels)), compared as values of the label's base type
+ * (text bytewise, as class_position does), so that counting rows in SQL
+ * agrees with model_takes_label.
  */
 void
 append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param)
 {
-	Oid			base = getBaseType(m->column_types[m->nfeatures]);
+	Oid			base = getBaseType(m->def.column_types[m->def.nfeatures]);
 	bool		is_text = base == TEXTOID || base == VARCHAROID || base == BPCHAROID;
 	const char *type = is_text ? "text" : format_type_be(base);
 
 	appendStringInfo(cond, " AND (%s)::%s%s = ANY ($%d::%s[])",
-					 quote_identifier(m->label), type, is_text ? " COLLATE \"C\"" : "", param, type);
+					 quote_identifier(m->def.label), type, is_text ? " COLLATE \"C\"" : "", param, type);
 }
 
 /*
@@ -249,13 +251,13 @@ model_null_condition(UnlearnModel *m, bool with_label)
 
 	initStringInfo(&buf);
 	if (with_label)
-		appendStringInfo(&buf, "%s IS NULL", quote_identifier(m->label));
-	for (j = 0; j < m->nfeatures; j++)
+		appendStringInfo(&buf, "%s IS NULL", quote_identifier(m->def.label));
+	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		const char *col = feature_sql(m, j);
 
 		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
-		if (m->feature_array)
+		if (m->def.feature_array)
 			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
 	}
 	return buf.data;
@@ -271,7 +273,7 @@ model_null_condition(UnlearnModel *m, bool with_label)
 char *
 squared_label_condition(UnlearnModel *m)
 {
-	const char *label = quote_identifier(m->label);
+	const char *label = quote_identifier(m->def.label);
 
 	return psprintf("(%s OPERATOR(pg_catalog.>=) (-%s) AND %s OPERATOR(pg_catalog.<=) %s)",
 					label, CppAsString2(UNLEARN_MAX_LABEL), label, CppAsString2(UNLEARN_MAX_LABEL));
@@ -279,7 +281,7 @@ squared_label_condition(UnlearnModel *m)
 
 /*
  * Append the SQL condition "the row is in the model": it has a label,
- * under nulls => 'skip' no null in a model column, and with declared
+ * under "nulls": "skip" no null in a model column, and with declared
  * classes a label among them (query parameter $param, see
  * append_declared_label_condition).  model_row_count counts with it and
  * training passes read with it (train_pass.c).
@@ -287,12 +289,12 @@ squared_label_condition(UnlearnModel *m)
 void
 append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 {
-	appendStringInfo(cond, "%s IS NOT NULL", quote_identifier(m->label));
-	if (m->loss == LOSS_SQUARED)
+	appendStringInfo(cond, "%s IS NOT NULL", quote_identifier(m->def.label));
+	if (m->def.loss == LOSS_SQUARED)
 		appendStringInfo(cond, " AND %s", squared_label_condition(m));
-	if (m->skip_nulls)
+	if (m->def.skip_nulls)
 		appendStringInfo(cond, " AND NOT (%s)", model_null_condition(m, false));
-	if (m->classes_declared)
+	if (m->def.classes_declared)
 		append_declared_label_condition(m, cond, param);
 }
 
@@ -367,8 +369,8 @@ build_feature_select(UnlearnModel *m, const char *relation, const char *trailing
 	if (trailing != NULL)
 		appendStringInfoString(&buf, "SELECT NULL");
 	else
-		appendStringInfo(&buf, "SELECT %s", quote_identifier(m->label));
-	for (i = 0; i < m->nfeatures; i++)
+		appendStringInfo(&buf, "SELECT %s", quote_identifier(m->def.label));
+	for (i = 0; i < m->def.nfeatures; i++)
 		appendStringInfo(&buf, ", %s", feature_sql(m, i));
 	if (trailing != NULL)
 		appendStringInfo(&buf, ", %s", trailing);
@@ -387,10 +389,10 @@ model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull, boo
 
 	if (with_label && isnull[0])
 		return true;
-	for (j = 1; j <= m->nfeatures; j++)
+	for (j = 1; j <= m->def.nfeatures; j++)
 		if (isnull[j])
 			return true;
-	if (m->feature_array)
+	if (m->def.feature_array)
 	{
 		ArrayType  *a = DatumGetArrayTypeP(values[1]);
 
@@ -404,18 +406,18 @@ model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull, boo
 	return false;
 }
 
-/* a null label under nulls => 'error': names the column, never the row */
+/* a null label under "nulls": "error": names the column, never the row */
 void
 model_null_label_error(UnlearnModel *m)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 			 errmsg("label column \"%s\" of model \"%s\" must not be null",
-					m->label, m->name),
-			 errhint("Every row of a trained table needs a label, or train with nulls => 'skip'.")));
+					m->def.label, m->def.name),
+			 errhint("Every row of a trained table needs a label, or train with options => '{\"nulls\": \"skip\"}'.")));
 }
 
-/* a null in feature j under nulls => 'error' */
+/* a null in feature j under "nulls": "error" */
 void
 model_null_feature_error(UnlearnModel *m, int j)
 {
@@ -423,8 +425,8 @@ model_null_feature_error(UnlearnModel *m, int j)
 			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 			 errmsg("feature %s \"%s\" is null in a row of model \"%s\"",
 					feature_is_expression(m, j) ? "expression" : "column",
-					m->features[j], m->name),
-			 errhint("Remove the row or fill in its features, or train with nulls => 'skip'.")));
+					m->def.features[j], m->def.name),
+			 errhint("Remove the row or fill in its features, or train with options => '{\"nulls\": \"skip\"}'.")));
 }
 
 /*
@@ -432,7 +434,7 @@ model_null_feature_error(UnlearnModel *m, int j)
  * features, of the model's stored column types.  raw[d] receives the
  * features; *label the canonical label text and *label_value its value
  * (label may be NULL: scoring reads no label).  Returns false for a row
- * with a null in a model column under nulls => 'skip' (nothing is
+ * with a null in a model column under "nulls": "skip" (nothing is
  * decoded); under 'error' such a null is an error naming the column,
  * never the row.
  */
@@ -442,35 +444,35 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 {
 	int			j;
 
-	if (m->skip_nulls && model_row_has_null(m, values, isnull, label != NULL))
+	if (m->def.skip_nulls && model_row_has_null(m, values, isnull, label != NULL))
 		return false;
 	if (label != NULL)
 	{
 		if (isnull[0])
 			model_null_label_error(m);
-		*label = label_from_datum(m->column_types[m->nfeatures], values[0], label_value);
+		*label = label_from_datum(m->def.column_types[m->def.nfeatures], values[0], label_value);
 	}
-	for (j = 0; j < m->nfeatures; j++)
+	for (j = 0; j < m->def.nfeatures; j++)
 		if (isnull[j + 1])
 			model_null_feature_error(m, j);
-	if (m->feature_array)
-		extract_float_array(values[1], raw, m->dims, "feature array");
+	if (m->def.feature_array)
+		extract_float_array(values[1], raw, m->def.dims, "feature array");
 	else
 	{
 		if (m->call.feature_base_types == NULL)
 		{
 			/* looked up once per model: this loop runs for every row */
 			Oid		   *base = MemoryContextAlloc(GetMemoryChunkContext(m),
-												  sizeof(Oid) * m->nfeatures);
+												  sizeof(Oid) * m->def.nfeatures);
 
-			for (j = 0; j < m->nfeatures; j++)
-				base[j] = getBaseType(m->column_types[j]);
+			for (j = 0; j < m->def.nfeatures; j++)
+				base[j] = getBaseType(m->def.column_types[j]);
 			m->call.feature_base_types = base;
 		}
-		for (j = 0; j < m->nfeatures; j++)
+		for (j = 0; j < m->def.nfeatures; j++)
 			raw[j] = numeric_datum_to_double(m->call.feature_base_types[j], values[j + 1]);
 	}
-	check_feature_values(raw, m->dims, m->name);
+	check_feature_values(raw, m->def.dims, m->def.name);
 	return true;
 }
 
@@ -488,16 +490,17 @@ check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
 {
 	int			j;
 
-	if (desc->natts != 1 + m->nfeatures + ntrailing)
-		elog(ERROR, "unlearn: a query of model \"%s\" returned %d columns", m->name, desc->natts);
+	if (desc->natts != 1 + m->def.nfeatures + ntrailing)
+		elog(ERROR, "unlearn: a query of model \"%s\" returned %d columns", m->def.name, desc->natts);
 	for (j = with_label ? 0 : 1; j < desc->natts; j++)
 		if (TupleDescAttr(desc, j)->atttypid !=
-			(j == 0 ? m->column_types[m->nfeatures] :
-			 j <= m->nfeatures ? m->column_types[j - 1] : trailing_types[j - 1 - m->nfeatures]))
+			(j == 0 ? m->def.column_types[m->def.nfeatures] :
+			 j <= m->def.nfeatures ? m->def.column_types[j - 1] :
+			 trailing_types[j - 1 - m->def.nfeatures]))
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("a column of model \"%s\" changed type while its rows were being read",
-							m->name),
+							m->def.name),
 					 errhint("Retry the statement.")));
 }
 
@@ -507,9 +510,9 @@ spi_row_values(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, Datum **values,
 {
 	int			j;
 
-	*values = palloc(sizeof(Datum) * (m->nfeatures + 1));
-	*isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
-	for (j = 0; j <= m->nfeatures; j++)
+	*values = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
+	*isnull = palloc(sizeof(bool) * (m->def.nfeatures + 1));
+	for (j = 0; j <= m->def.nfeatures; j++)
 		(*values)[j] = SPI_getbinval(tuple, desc, j + 1, &(*isnull)[j]);
 }
 
@@ -554,13 +557,13 @@ slot_row_reader_begin(UnlearnModel *m, Relation rel)
 	int			j;
 
 	reader->m = m;
-	reader->attnums = palloc(sizeof(AttrNumber) * (m->nfeatures + 1));
-	reader->values = palloc(sizeof(Datum) * (m->nfeatures + 1));
-	reader->isnull = palloc(sizeof(bool) * (m->nfeatures + 1));
+	reader->attnums = palloc(sizeof(AttrNumber) * (m->def.nfeatures + 1));
+	reader->values = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
+	reader->isnull = palloc(sizeof(bool) * (m->def.nfeatures + 1));
 	reader->expressions = feature_evaluator_create(m, desc);
-	for (j = 0; j <= m->nfeatures; j++)
+	for (j = 0; j <= m->def.nfeatures; j++)
 	{
-		const char *col = j == 0 ? m->label : m->features[j - 1];
+		const char *col = j == 0 ? m->def.label : m->def.features[j - 1];
 
 		if (j > 0 && feature_is_expression(m, j - 1))
 		{
@@ -570,11 +573,11 @@ slot_row_reader_begin(UnlearnModel *m, Relation rel)
 		reader->attnums[j] = get_attnum(RelationGetRelid(rel), col);
 		if (reader->attnums[j] <= 0 ||
 			getBaseType(TupleDescAttr(desc, reader->attnums[j] - 1)->atttypid) !=
-			getBaseType(m->column_types[j == 0 ? m->nfeatures : j - 1]))
+			getBaseType(m->def.column_types[j == 0 ? m->def.nfeatures : j - 1]))
 		{
 			verify_source_columns(m);	/* names the column of the root */
 			elog(ERROR, "column \"%s\" of model \"%s\" does not match relation \"%s\"",
-				 col, m->name, RelationGetRelationName(rel));
+				 col, m->def.name, RelationGetRelationName(rel));
 		}
 	}
 	return reader;
@@ -582,7 +585,7 @@ slot_row_reader_begin(UnlearnModel *m, Relation rel)
 
 /*
  * decode_model_row for the tuple in slot, into raw (p doubles) and its
- * label; false for a row outside the model (a null under nulls => 'skip',
+ * label; false for a row outside the model (a null under "nulls": "skip",
  * or a label that is no declared class).
  */
 bool
@@ -593,7 +596,7 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 	bool		decoded;
 	int			j;
 
-	for (j = 0; j <= m->nfeatures; j++)
+	for (j = 0; j <= m->def.nfeatures; j++)
 		if (reader->attnums[j] != InvalidAttrNumber)
 			reader->values[j] = slot_getattr(slot, reader->attnums[j], &reader->isnull[j]);
 	if (reader->expressions != NULL)
@@ -644,7 +647,7 @@ expression_failed(const ErrorData *edata, void *arg)
  * may make the statement fail: when an expression raises an error for the
  * row's values (SQLSTATE class 22: ln of 0, a division by zero, an
  * overflow), the row is outside the model, *failed is set and false
- * returned.  Any other error (a null under nulls => 'error', a cancel,
+ * returned.  Any other error (a null under "nulls": "error", a cancel,
  * out of memory) propagates.  A model without expressions decodes as
  * slot_row_decode does; one with expressions runs each row in a
  * subtransaction, as a PL/pgSQL exception block would.

@@ -38,7 +38,7 @@
 double
 design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k)
 {
-	if (dm->cls != NULL && m->nclasses > 1)
+	if (dm->cls != NULL && m->released.nclasses > 1)
 		return dm->cls[i] == k ? 1.0 : -1.0;
 	return dm->y[i];
 }
@@ -63,13 +63,13 @@ relation_row_count(Oid relid)
 
 /*
  * The number of rows a model reflects: those of its table, less (under
- * nulls => 'skip') the rows with a null in a model column, which
+ * "nulls": "skip") the rows with a null in a model column, which
  * *skipped receives.  Counted as the table's owner.
  */
 int64
 model_row_count(UnlearnModel *m, int64 *skipped)
 {
-	char	   *relation = relation_qualified_name(m->source);
+	char	   *relation = relation_qualified_name(m->def.source);
 	StringInfoData cond;
 	ExtensionContext ctx;
 	bool		isnull;
@@ -79,15 +79,16 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	Datum		classes;
 
 	*skipped = 0;
-	if (!m->skip_nulls && !m->classes_declared)
-		return relation_row_count(m->source);
+	if (!m->def.skip_nulls && !m->def.classes_declared)
+		return relation_row_count(m->def.source);
 	initStringInfo(&cond);
 	append_model_row_condition(m, &cond, 1);
-	enter_table_owner_context(m->source, &ctx);
-	classes = m->classes_declared ? cstring_text_array(m->classes, m->nlabels) : (Datum) 0;
+	enter_table_owner_context(m->def.source, &ctx);
+	classes = m->def.classes_declared ?
+		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
 									   cond.data, relation),
-							  m->classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT ||
+							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not count the rows of %s", relation);
 	total = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -116,15 +117,15 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 	ExtensionContext ctx;
 
 	memset(dm, 0, sizeof(*dm));
-	expected = relation_row_count(m->source);
+	expected = relation_row_count(m->def.source);
 	if (expected == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("table %s has no rows to train model \"%s\" on", relation, m->name),
+				 errmsg("table %s has no rows to train model \"%s\" on", relation, m->def.name),
 				 errhint("Insert rows before training.")));
 
 	/* planned and run as the table's owner (privilege.c) */
-	enter_table_owner_context(m->source, &ctx);
+	enter_table_owner_context(m->def.source, &ctx);
 	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, NULL),
 									   0, NULL, NULL, NULL, false, 0);
 	for (;;)
@@ -150,15 +151,15 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 			if (dm->x == NULL)
 			{
 				/* first row in the model: size X (the census set d) */
-				m->p = m->dims + (m->intercept ? 1 : 0);
-				dm->p = m->p;
+				m->def.p = m->def.dims + (m->def.intercept ? 1 : 0);
+				dm->p = m->def.p;
 				dm->x = MemoryContextAllocHuge(CurrentMemoryContext,
-											   sizeof(double) * m->p * expected);
+											   sizeof(double) * m->def.p * expected);
 				dm->y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * expected);
-				if (m->nclasses > 1)
+				if (m->released.nclasses > 1)
 					dm->cls = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * expected);
 			}
-			raw = dm->x + i * m->p;
+			raw = dm->x + i * m->def.p;
 			if (!decode_spi_row(m, tup, desc, raw, &label, &label_value) ||
 				!model_takes_label(m, label, label_value))
 			{
@@ -192,13 +193,13 @@ map_design(UnlearnModel *m, DesignMatrix *dm, bool fit)
 
 	if (fit)
 	{
-		m->scale = row_map_divisor(m->p);
-		if (m->preprocess == PREPROCESS_STANDARDIZE)
-			column_map_fit(m, dm->x, dm->n, m->p);
+		m->def.scale = row_map_divisor(m->def.p);
+		if (m->def.preprocess == PREPROCESS_STANDARDIZE)
+			column_map_fit(m, dm->x, dm->n, m->def.p);
 	}
 	model_row_map(m, &map);
 	for (i = 0; i < dm->n; i++)
-		map_row(&map, dm->x + i * m->p);
+		map_row(&map, dm->x + i * m->def.p);
 }
 
 /*
@@ -210,7 +211,7 @@ static double
 objective(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 		  const double *b, double *g, double *z, double *magnitude)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double		lossv = 0.0;
 	double		mag = 0.0;
 	int64		i;
@@ -221,22 +222,22 @@ objective(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 		double		y = design_target(m, dm, i, k);
 		double		zi = z[i];
 
-		lossv += loss_value(m->loss, zi, y);
-		z[i] = loss_d1(m->loss, zi, y);
+		lossv += loss_value(m->def.loss, zi, y);
+		z[i] = loss_d1(m->def.loss, zi, y);
 		mag += fabs(z[i]);
 	}
 	if (g != NULL)
 	{
 		cblas_dgemv(CblasRowMajor, CblasTrans, dm->n, p, 1.0, dm->x, p, z, 1, 0.0, g, 1);
-		cblas_daxpy(p, m->reg, w, 1, g, 1);
+		cblas_daxpy(p, m->def.reg, w, 1, g, 1);
 		if (b != NULL)
 			cblas_daxpy(p, 1.0, b, 1, g, 1);
 	}
-	lossv += 0.5 * m->reg * cblas_ddot(p, w, 1, w, 1);
+	lossv += 0.5 * m->def.reg * cblas_ddot(p, w, 1, w, 1);
 	if (b != NULL)
 		lossv += cblas_ddot(p, b, 1, w, 1);
 	if (magnitude)
-		*magnitude = mag + m->reg * vec_norm(w, p) + (b ? vec_norm(b, p) : 0.0);
+		*magnitude = mag + m->def.reg * vec_norm(w, p) + (b ? vec_norm(b, p) : 0.0);
 	return lossv;
 }
 
@@ -273,13 +274,13 @@ static double
 hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 			 const double *z_margin, double *h, double *slab)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double		weight_sum = 0.0;
 	int64		i0;
 	int			j;
 
 	memset(h, 0, sizeof(double) * p * p);
-	if (m->loss == LOSS_SQUARED)
+	if (m->def.loss == LOSS_SQUARED)
 	{
 		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, dm->n, 2.0,
 					dm->x, p, 0.0, h, p);
@@ -294,7 +295,7 @@ hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 			for (r = 0; r < rows; r++)
 			{
 				int64		i = i0 + r;
-				double		c = loss_d2(m->loss, z_margin[i], design_target(m, dm, i, k));
+				double		c = loss_d2(m->def.loss, z_margin[i], design_target(m, dm, i, k));
 
 				weight_sum += c;
 				memcpy(slab + (Size) r * p, dm->x + i * p, sizeof(double) * p);
@@ -305,7 +306,7 @@ hessian_full(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 			CHECK_FOR_INTERRUPTS();
 		}
 	for (j = 0; j < p; j++)
-		h[(Size) j * p + j] += m->reg;
+		h[(Size) j * p + j] += m->def.reg;
 	return weight_sum;
 }
 
@@ -322,7 +323,7 @@ static void
 lbfgs_phase(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 			double *w, double g0norm, double *z, bool verbose)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double	   *s_hist = palloc(sizeof(double) * LBFGS_MEMORY * p);
 	double	   *y_hist = palloc(sizeof(double) * LBFGS_MEMORY * p);
 	double		rho[LBFGS_MEMORY];
@@ -349,9 +350,9 @@ lbfgs_phase(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		if (verbose && iter % 10 == 0)
 			ereport(NOTICE,
 					(errmsg("%s%s%sL-BFGS iteration %d: loss %.10g, gradient norm %.3e",
-							m->nclasses > 1 ? "class " : "",
-							m->nclasses > 1 ? m->classes[k] : "",
-							m->nclasses > 1 ? ", " : "", iter, f, gnorm)));
+							m->released.nclasses > 1 ? "class " : "",
+							m->released.nclasses > 1 ? m->released.classes[k] : "",
+							m->released.nclasses > 1 ? ", " : "", iter, f, gnorm)));
 		if (gnorm <= LBFGS_TOLERANCE * g0norm)
 			break;
 
@@ -449,7 +450,7 @@ double
 fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		  double *w, double *anchor, double *factor, double *weight_sum, bool verbose)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double	   *g = palloc(sizeof(double) * p);
 	double	   *step = palloc(sizeof(double) * p);
 	double	   *trial = palloc(sizeof(double) * p);
@@ -470,7 +471,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 	objective(m, dm, k, trial, b, g, z, NULL);
 	g0norm = Max(vec_norm(g, p), DBL_MIN);
 
-	if (m->loss == LOSS_LOGISTIC)
+	if (m->def.loss == LOSS_LOGISTIC)
 		lbfgs_phase(m, dm, k, b, w, g0norm, z, verbose);
 
 	for (iter = 0;; iter++)
@@ -483,9 +484,9 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		if (verbose)
 			ereport(NOTICE,
 					(errmsg("%s%s%sNewton iteration %d: loss %.10g, gradient norm %.3e",
-							m->nclasses > 1 ? "class " : "",
-							m->nclasses > 1 ? m->classes[k] : "",
-							m->nclasses > 1 ? ", " : "", iter, lossv, gnorm)));
+							m->released.nclasses > 1 ? "class " : "",
+							m->released.nclasses > 1 ? m->released.classes[k] : "",
+							m->released.nclasses > 1 ? ", " : "", iter, lossv, gnorm)));
 
 		/*
 		 * Stop at the tolerance, or where Newton stalls at the rounding floor
@@ -506,7 +507,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 		if (info != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("Hessian of model \"%s\" is not positive definite", m->name),
+					 errmsg("Hessian of model \"%s\" is not positive definite", m->def.name),
 					 errhint("Increase lambda.")));
 		have_factor = true;
 		memcpy(anchor, w, sizeof(double) * p);
@@ -542,7 +543,7 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 	if (gnorm > STALL_TOLERANCE * g0norm)
 		ereport(MODEL_WARNING(m),
 				(errmsg("training of model \"%s\" stopped after %d Newton iterations at relative gradient norm %.3e",
-						m->name, iter, gnorm / g0norm),
+						m->def.name, iter, gnorm / g0norm),
 				 errdetail("The residual is measured and counted in the spent budget.")));
 
 	packed_from_full(h, p, factor);
@@ -566,7 +567,7 @@ bool
 design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k, const double *w,
 					  double *factor, double *weight_sum)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double	   *h = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
 	double	   *slab = palloc(sizeof(double) * SLAB_ROWS * p);
 	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(dm->n, 1));
@@ -607,16 +608,17 @@ void
 train_loaded(UnlearnModel *m, bool verbose)
 {
 	DesignMatrix dm;
-	Size		packed = PACKED_SIZE(m->p);
+	Size		packed = PACKED_SIZE(m->def.p);
 	int			k;
 
-	load_design(m, relation_qualified_name(m->source), &dm);
+	load_design(m, relation_qualified_name(m->def.source), &dm);
 	map_design(m, &dm, true);
-	m->reg = m->lambda * dm.n;
-	m->rows = m->trained_rows = dm.n;
-	for (k = 0; k < m->nclasses; k++)
-		m->state.class_spent[k] = fit_class(m, &dm, k, m->state.noise + (Size) k * m->p,
-									  m->coef + (Size) k * m->p, m->state.anchor + (Size) k * m->p,
+	m->def.reg = m->def.lambda * dm.n;
+	m->released.rows = m->released.trained_rows = dm.n;
+	for (k = 0; k < m->released.nclasses; k++)
+		m->state.class_spent[k] = fit_class(m, &dm, k, m->state.noise + (Size) k * m->def.p,
+									  m->released.coef + (Size) k * m->def.p,
+									  m->state.anchor + (Size) k * m->def.p,
 									  m->state.factor + packed * k, &m->state.weight_sum[k], verbose);
 	if (MODEL_HAS_GRAM(m))
 		gram_of_design(&dm, m->state.gram);
@@ -626,22 +628,22 @@ train_loaded(UnlearnModel *m, bool verbose)
 /*
  * reanchor_passes (train_pass.c) with every row in memory, for a catalog
  * without the training passes' functions: the factors, weight sums,
- * gradients of L_b at m->coef and their allowances, and K'.
+ * gradients of L_b at m->released.coef and their allowances, and K'.
  */
 bool
 reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
 				double *allowance, int64 *rows)
 {
 	DesignMatrix dm;
-	int			p = m->p;
+	int			p = m->def.p;
 	bool		ok = true;
 	int			k;
 
-	load_design(m, relation_qualified_name(m->source), &dm);
+	load_design(m, relation_qualified_name(m->def.source), &dm);
 	map_design(m, &dm, false);
-	for (k = 0; k < m->nclasses && ok; k++)
+	for (k = 0; k < m->released.nclasses && ok; k++)
 	{
-		const double *w = m->coef + (Size) k * p;
+		const double *w = m->released.coef + (Size) k * p;
 		double		magnitude;
 
 		ok = design_hessian_factor(m, &dm, k, w, factor + PACKED_SIZE(p) * k, &weight_sum[k]);

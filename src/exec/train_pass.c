@@ -28,7 +28,7 @@
  * after a command counter increment, so that all of them see the same
  * rows, those the calling statement left.  The rows a pass reads are
  * those the model reflects: a filter drops the rows with a null in a
- * model column (nulls => 'skip') and those whose label is none of
+ * model column ("nulls": "skip") and those whose label is none of
  * declared classes, exactly as model_row_count counts them.
  *
  * Stopping.  Training stops at a certified residual of TRAINING_FRACTION
@@ -109,7 +109,7 @@ typedef struct LabelSet
 static char *
 raw_features_sql(UnlearnModel *m)
 {
-	int			calls = (m->nfeatures + VALUES_PER_CALL - 1) / VALUES_PER_CALL;
+	int			calls = (m->def.nfeatures + VALUES_PER_CALL - 1) / VALUES_PER_CALL;
 	StringInfoData buf;
 	int			c,
 				j;
@@ -120,7 +120,7 @@ raw_features_sql(UnlearnModel *m)
 		if (c < calls - 1)
 			appendStringInfoString(&buf, "pg_catalog.array_cat(");
 		appendStringInfoString(&buf, "unlearn._row_values(");
-		for (j = c * VALUES_PER_CALL; j < Min((c + 1) * VALUES_PER_CALL, m->nfeatures); j++)
+		for (j = c * VALUES_PER_CALL; j < Min((c + 1) * VALUES_PER_CALL, m->def.nfeatures); j++)
 			appendStringInfo(&buf, "%s%s", j > c * VALUES_PER_CALL ? ", " : "", feature_sql(m, j));
 		appendStringInfoString(&buf, c < calls - 1 ? "), " : ")");
 	}
@@ -142,24 +142,24 @@ scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose, const char *comman
 	memset(scan, 0, sizeof(*scan));
 	scan->m = m;
 	scan->verbose = verbose;
-	scan->relation = relation_qualified_name(m->source);
+	scan->relation = relation_qualified_name(m->def.source);
 	scan->raw_sql = raw_features_sql(m);
 
 	initStringInfo(&filter);
-	if (m->skip_nulls || m->classes_declared || m->loss == LOSS_SQUARED)
+	if (m->def.skip_nulls || m->def.classes_declared || m->def.loss == LOSS_SQUARED)
 	{
 		appendStringInfoString(&filter, " WHERE ");
 		append_model_row_condition(m, &filter, PARAM_DECLARED);
 	}
 	scan->filter = filter.data;
-	scan->reports = progress_begin(command, m->name, m->owner, m->source);
+	scan->reports = progress_begin(command, m->def.name, m->def.owner, m->def.source);
 
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	UpdateActiveSnapshotCommandId();
 	scan->snapshot = RegisterSnapshot(GetActiveSnapshot());
 	PopActiveSnapshot();
-	enter_table_owner_context(m->source, &scan->ctx);
+	enter_table_owner_context(m->def.source, &scan->ctx);
 }
 
 static void
@@ -193,10 +193,10 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 	types[PARAM_DECLARED - 1] = TEXTARRAYOID;
 	types[PARAM_MODEL - 1] = TEXTOID;
 	types[PARAM_MAP - 1] = FLOAT8ARRAYOID;
-	values[PARAM_DECLARED - 1] = m->classes_declared ?
-		cstring_text_array(m->classes, m->nlabels) : (Datum) 0;
-	nulls[PARAM_DECLARED - 1] = m->classes_declared ? ' ' : 'n';
-	values[PARAM_MODEL - 1] = CStringGetTextDatum(m->name);
+	values[PARAM_DECLARED - 1] = m->def.classes_declared ?
+		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
+	nulls[PARAM_DECLARED - 1] = m->def.classes_declared ? ' ' : 'n';
+	values[PARAM_MODEL - 1] = CStringGetTextDatum(m->def.name);
 	nulls[PARAM_MODEL - 1] = ' ';
 	values[PARAM_MAP - 1] = scan->map;
 	nulls[PARAM_MAP - 1] = scan->map == (Datum) 0 ? 'n' : ' ';
@@ -210,14 +210,14 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 	plan = SPI_prepare_cursor(query, nargs, types, CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
 		elog(ERROR, "unlearn: could not plan a training pass of model \"%s\": %s",
-			 m->name, SPI_result_code_string(SPI_result));
+			 m->def.name, SPI_result_code_string(SPI_result));
 	threads = linalg_parallel(false);
 	ret = SPI_execute_snapshot(plan, values, nulls, scan->snapshot, InvalidSnapshot,
 							   true, false, 0);
 	linalg_parallel(threads);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "unlearn: a training pass of model \"%s\" failed: %s",
-			 m->name, SPI_result_code_string(ret));
+			 m->def.name, SPI_result_code_string(ret));
 	SPI_freeplan(plan);
 	scan->passes++;
 	if (scan->verbose)
@@ -228,7 +228,7 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 		TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
 		ereport(NOTICE,
 				(errmsg("model \"%s\": pass %d (%s) over %s in %.3f s",
-						m->name, scan->passes, phase, scan->relation, secs + usecs / 1e6)));
+						m->def.name, scan->passes, phase, scan->relation, secs + usecs / 1e6)));
 	}
 	pfree(types);
 	pfree(values);
@@ -251,7 +251,7 @@ add_label(UnlearnModel *m, LabelSet *set, char *label, double value, int64 rows)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("label column \"%s\" has more than %d distinct values",
-						m->label, UNLEARN_MAX_CLASSES),
+						m->def.label, UNLEARN_MAX_CLASSES),
 				 errhint("Use loss => 'squared' for a numeric target.")));
 	set->text[set->n] = label;
 	set->value[set->n] = value;
@@ -290,9 +290,9 @@ compare_labels(const void *a, const void *b)
  * Pick the classes of a logistic model from the labels of its rows, in
  * the label type's order (the positive class of a binary model last), and
  * their row counts.  Returns false, with the labels there are in
- * m->classes, if the rows have fewer than two.  Declared classes are the
- * set whatever the rows have, but a first training still needs rows of
- * two of them.
+ * m->released.classes, if the rows have fewer than two.  Declared classes
+ * are the set whatever the rows have, but a first training still needs
+ * rows of two of them.
  */
 static bool
 choose_classes(UnlearnModel *m, LabelSet *set)
@@ -302,9 +302,9 @@ choose_classes(UnlearnModel *m, LabelSet *set)
 
 	if (set->n < 2)
 	{
-		m->nlabels = set->n;
-		m->classes = palloc(sizeof(char *) * 2);
-		m->classes[0] = set->n > 0 ? set->text[0] : NULL;
+		m->released.nlabels = set->n;
+		m->released.classes = palloc(sizeof(char *) * 2);
+		m->released.classes[0] = set->n > 0 ? set->text[0] : NULL;
 		return false;
 	}
 	for (k = 0; k < set->n; k++)
@@ -315,16 +315,16 @@ choose_classes(UnlearnModel *m, LabelSet *set)
 	for (k = 0; k < set->n; k++)
 		sorting_numeric |= !isnan(set->value[k]);
 	qsort(order, set->n, sizeof(int), compare_labels);
-	m->nlabels = set->n;
-	m->classes = palloc(sizeof(char *) * set->n);
+	m->released.nlabels = set->n;
+	m->released.classes = palloc(sizeof(char *) * set->n);
 	m->state.class_rows = palloc0(sizeof(int64) * set->n);
 	for (k = 0; k < set->n; k++)
 	{
-		m->classes[k] = set->text[order[k]];
+		m->released.classes[k] = set->text[order[k]];
 		m->state.class_rows[k] = set->rows[order[k]];
 	}
-	m->nclasses = set->n == 2 ? 1 : set->n;
-	if (m->classes_declared && m->trained_rows == 0)
+	m->released.nclasses = set->n == 2 ? 1 : set->n;
+	if (m->def.classes_declared && m->released.trained_rows == 0)
 	{
 		/* a first training on one label is a mistake, declared or not */
 		int			present = 0;
@@ -338,33 +338,33 @@ choose_classes(UnlearnModel *m, LabelSet *set)
 	 * numeric {-1, 1} and {0, 1} put the positive class 1 last already; said
 	 * once, when the model is trained
 	 */
-	if (m->nclasses == 1 && m->trained_rows == 0 &&
+	if (m->released.nclasses == 1 && m->released.trained_rows == 0 &&
 		(!sorting_numeric ||
 		 !(set->value[order[1]] == 1.0 &&
 		   (set->value[order[0]] == 0.0 || set->value[order[0]] == -1.0))))
 		ereport(NOTICE,
 				(errmsg("binary labels %s and %s: the positive class is %s",
-						m->classes[0], m->classes[1], m->classes[1])));
+						m->released.classes[0], m->released.classes[1], m->released.classes[1])));
 	pfree(order);
 	return true;
 }
 
 /*
  * The census pass: one GROUP BY over the whole table.  Sets *rows (rows in
- * the model), m->skipped, and for an array model without a width yet,
- * m->dims.  With discover (a classifier), the labels and their counts;
- * declared classes are in the set with no row.  Nulls in model columns
- * are errors under nulls => 'error', naming the column.
+ * the model), m->released.skipped, and for an array model without a width
+ * yet, m->def.dims.  With discover (a classifier), the labels and their
+ * counts; declared classes are in the set with no row.  Nulls in model
+ * columns are errors under "nulls": "error", naming the column.
  */
 static void
 census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 {
 	UnlearnModel *m = scan->m;
-	bool		logistic = m->loss == LOSS_LOGISTIC;
-	Oid			label_base = getBaseType(m->column_types[m->nfeatures]);
+	bool		logistic = m->def.loss == LOSS_LOGISTIC;
+	Oid			label_base = getBaseType(m->def.column_types[m->def.nfeatures]);
 	bool		text_label = label_base == TEXTOID || label_base == VARCHAROID ||
 		label_base == BPCHAROID;
-	const char *label = quote_identifier(m->label);
+	const char *label = quote_identifier(m->def.label);
 	char	   *any_null = model_null_condition(m, false);
 	const char *key_sql = label;
 	StringInfoData q;
@@ -377,7 +377,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 				null_elements = false;
 	char	   *unknown_label = NULL;
 	double		unknown_value = NAN;
-	int			first_null_feature = m->nfeatures;
+	int			first_null_feature = m->def.nfeatures;
 	uint64		g;
 	int			j,
 				col;
@@ -388,7 +388,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 						   label, squared_label_condition(m));
 	else if (text_label)
 		key_sql = psprintf("(%s)::pg_catalog.text COLLATE \"C\"", label);
-	if (m->feature_array && catalog_has_lean_passes())
+	if (m->def.feature_array && catalog_has_lean_passes())
 	{
 		/*
 		 * s = unlearn._array_shape(x), once per row (OFFSET 0 keeps the
@@ -399,7 +399,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		 */
 		appendStringInfoString(&q, "SELECT key, pg_catalog.count(*),"
 							   " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0)");
-		if (!m->skip_nulls)
+		if (!m->def.skip_nulls)
 			appendStringInfoString(&q, ", pg_catalog.count(*) FILTER (WHERE s IS NULL),"
 								   " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.<) 0)");
 		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0),"
@@ -411,11 +411,11 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	{
 		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", key_sql);
 		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", any_null);
-		for (j = 0; j < m->nfeatures && !m->skip_nulls; j++)
+		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
-		if (m->feature_array && !m->skip_nulls)
+		if (m->def.feature_array && !m->def.skip_nulls)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", model_null_element_condition(feature_sql(m, 0)));
-		if (m->feature_array)
+		if (m->def.feature_array)
 			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
 							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
 							 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
@@ -438,10 +438,10 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 
 		col = 4;
 		total += count;
-		for (j = 0; j < m->nfeatures && !m->skip_nulls; j++, col++)
+		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++, col++)
 			if (DatumGetInt64(SPI_getbinval(tup, desc, col, &isnull)) > 0)
 				first_null_feature = Min(first_null_feature, j);
-		if (m->feature_array && !m->skip_nulls &&
+		if (m->def.feature_array && !m->def.skip_nulls &&
 			DatumGetInt64(SPI_getbinval(tup, desc, col++, &isnull)) > 0)
 			null_elements = true;
 		if (no_label)
@@ -456,14 +456,14 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			skipped += count;
 			continue;
 		}
-		if (m->skip_nulls)
+		if (m->def.skip_nulls)
 		{
 			skipped += with_null;
 			count -= with_null;
 		}
 		if (logistic)
 		{
-			text = label_from_datum(text_label ? TEXTOID : m->column_types[m->nfeatures],
+			text = label_from_datum(text_label ? TEXTOID : m->def.column_types[m->def.nfeatures],
 									key, &value);
 			if (!model_takes_label(m, text, value))
 			{
@@ -471,13 +471,13 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 				continue;
 			}
 			if (labels == NULL && count > 0 &&
-				class_position(m->classes, m->nlabels, text) < 0)
+				class_position(m->released.classes, m->released.nlabels, text) < 0)
 			{
 				unknown_label = text;
 				unknown_value = value;
 			}
 		}
-		if (m->feature_array && count > 0)
+		if (m->def.feature_array && count > 0)
 		{
 			int			lo = DatumGetInt32(SPI_getbinval(tup, desc, col, &isnull));
 			int			hi = DatumGetInt32(SPI_getbinval(tup, desc, col + 1, &isnull));
@@ -494,12 +494,12 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	SPI_freetuptable(SPI_tuptable);
 	progress_pass_done(kept);
 
-	/* under nulls => 'error', the label first, then the columns in order */
-	if (!m->skip_nulls && null_labels)
+	/* under "nulls": "error", the label first, then the columns in order */
+	if (!m->def.skip_nulls && null_labels)
 		model_null_label_error(m);
-	if (!m->skip_nulls && first_null_feature < m->nfeatures)
+	if (!m->def.skip_nulls && first_null_feature < m->def.nfeatures)
 		model_null_feature_error(m, first_null_feature);
-	if (!m->skip_nulls && null_elements)
+	if (!m->def.skip_nulls && null_elements)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("feature array must not contain nulls"),
@@ -509,27 +509,27 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	if (total == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("table %s has no rows to train model \"%s\" on", scan->relation, m->name),
+				 errmsg("table %s has no rows to train model \"%s\" on", scan->relation, m->def.name),
 				 errhint("Insert rows before training.")));
-	if (m->feature_array && kept > 0)
+	if (m->def.feature_array && kept > 0)
 	{
-		if (m->dims <= 0)
+		if (m->def.dims <= 0)
 		{
 			if (min_width < 1 || min_width > UNLEARN_MAX_DIMS)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_EXCEPTION),
 						 errmsg("feature array of model \"%s\" must have 1 to %d elements",
-								m->name, UNLEARN_MAX_DIMS)));
-			m->dims = min_width;
+								m->def.name, UNLEARN_MAX_DIMS)));
+			m->def.dims = min_width;
 		}
-		if (min_width != m->dims || max_width != m->dims)
+		if (min_width != m->def.dims || max_width != m->def.dims)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("expected %d features, not %d", m->dims,
-							min_width != m->dims ? min_width : max_width),
+					 errmsg("expected %d features, not %d", m->def.dims,
+							min_width != m->def.dims ? min_width : max_width),
 					 errhint("Every row must have as many features as the model was trained with.")));
 	}
-	m->skipped = skipped;
+	m->released.skipped = skipped;
 	*rows = kept;
 }
 
@@ -539,10 +539,10 @@ declared_label_set(UnlearnModel *m)
 {
 	LabelSet   *set = palloc0(sizeof(LabelSet));
 
-	for (; m->classes_declared && set->n < m->nlabels; set->n++)
+	for (; m->def.classes_declared && set->n < m->released.nlabels; set->n++)
 	{
-		set->text[set->n] = m->classes[set->n];
-		(void) label_from_text(m->column_types[m->nfeatures], m->classes[set->n],
+		set->text[set->n] = m->released.classes[set->n];
+		(void) label_from_text(m->def.column_types[m->def.nfeatures], m->released.classes[set->n],
 							   &set->value[set->n]);
 	}
 	return set;
@@ -563,13 +563,13 @@ fit_column_map(TrainingScan *scan)
 					 PARAM_MODEL, scan->raw_sql, columns, scan->relation, scan->filter);
 	run_pass(scan, "column moments", 1, query, 0, NULL, NULL, NULL);
 	if (SPI_processed != 1)
-		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no row", m->name);
+		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no row", m->def.name);
 	a = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (isnull || ARR_NDIM(a) != 1 || ARR_DIMS(a)[0] != 1 + 2 * columns)
-		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->name);
+		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->def.name);
 	v = (const double *) ARR_DATA_PTR(a);
 	column_map_fit_moments(m, (int64) v[0], v + 1, v + 1 + columns);
-	progress_pass_done(m->rows);
+	progress_pass_done(m->released.rows);
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -582,17 +582,17 @@ append_class_state(TrainingScan *scan, StringInfo q, const char *aggregate, int 
 	appendStringInfo(q, "%sunlearn.%s(unlearn._row_x($%d, $%d, %s), unlearn._row_target($%d, %s, $%d), $%d, '%s')",
 					 k > 0 ? ", " : "", aggregate,
 					 PARAM_MODEL, PARAM_MAP, scan->raw_sql,
-					 PARAM_MODEL, quote_identifier(m->label), param, param + 1,
-					 m->loss == LOSS_SQUARED ? "squared" : "logistic");
+					 PARAM_MODEL, quote_identifier(m->def.label), param, param + 1,
+					 m->def.loss == LOSS_SQUARED ? "squared" : "logistic");
 }
 
 /* the label a class's target is +1 for: NULL for squared loss */
 static const char *
 positive_label(UnlearnModel *m, int k)
 {
-	if (m->loss == LOSS_SQUARED)
+	if (m->def.loss == LOSS_SQUARED)
 		return NULL;
-	return m->nclasses > 1 ? m->classes[k] : m->classes[1];
+	return m->released.nclasses > 1 ? m->released.classes[k] : m->released.classes[1];
 }
 
 /*
@@ -606,7 +606,7 @@ newton_pass(void *arg, int count, const int *classes, const double *const *point
 {
 	TrainingScan *scan = (TrainingScan *) arg;
 	UnlearnModel *m = scan->m;
-	int			p = m->p;
+	int			p = m->def.p;
 	Oid		   *types = palloc(sizeof(Oid) * 2 * count);
 	Datum	   *values = palloc(sizeof(Datum) * 2 * count);
 	char	   *nulls = palloc(sizeof(char) * 2 * count);
@@ -637,7 +637,7 @@ newton_pass(void *arg, int count, const int *classes, const double *const *point
 	run_pass(scan, any_hessian ? "gradient and Hessian" : "gradient", count, q.data,
 			 2 * count, types, values, nulls);
 	if (SPI_processed != 1)
-		elog(ERROR, "unlearn: a training pass of model \"%s\" returned no row", m->name);
+		elog(ERROR, "unlearn: a training pass of model \"%s\" returned no row", m->def.name);
 	for (i = 0; i < count; i++)
 	{
 		bool		isnull;
@@ -647,11 +647,11 @@ newton_pass(void *arg, int count, const int *classes, const double *const *point
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("model \"%s\" has no rows left to train on", m->name)));
+					 errmsg("model \"%s\" has no rows left to train on", m->def.name)));
 		stats_view(d, &view);
 		if (view.hessian != take[i] || view.p != p || view.w == NULL ||
 			memcmp(view.w, points[i], sizeof(double) * p) != 0)
-			elog(ERROR, "unlearn: a training pass of model \"%s\" returned another state", m->name);
+			elog(ERROR, "unlearn: a training pass of model \"%s\" returned another state", m->def.name);
 		terms[i].rows = view.rows;
 		terms[i].loss_sum = view.loss_sum;
 		memcpy(terms[i].gradient, view.gradient, sizeof(double) * p);
@@ -678,42 +678,43 @@ gram_pass(TrainingScan *scan, double *gram)
 			 0, NULL, NULL, NULL);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
-		elog(ERROR, "unlearn: the Gram pass of model \"%s\" read no row", m->name);
+		elog(ERROR, "unlearn: the Gram pass of model \"%s\" read no row", m->def.name);
 	stats_view(d, &view);
-	if (view.p != m->p || view.matrix == NULL)
-		elog(ERROR, "unlearn: the Gram pass of model \"%s\" returned another state", m->name);
-	memcpy(gram, view.matrix, sizeof(double) * PACKED_SIZE(m->p));
+	if (view.p != m->def.p || view.matrix == NULL)
+		elog(ERROR, "unlearn: the Gram pass of model \"%s\" returned another state", m->def.name);
+	memcpy(gram, view.matrix, sizeof(double) * PACKED_SIZE(m->def.p));
 	progress_pass_done(view.rows);
 	SPI_freetuptable(SPI_tuptable);
 }
 
 /*
  * The labels of the rows of a classifier that releases no weights, in
- * the label type's order, into m->classes (none for an empty table): so
- * that the public class list of a resting or suspended model names no
- * label of deleted rows only.  Nothing else of m changes.  One pass.
+ * the label type's order, into m->released.classes (none for an empty
+ * table): so that the public class list of a resting or suspended model
+ * names no label of deleted rows only.  Nothing else of m changes.  One
+ * pass.
  */
 void
 classes_from_rows(UnlearnModel *m)
 {
-	m->classes = NULL;
-	m->nlabels = 0;
-	if (relation_row_count(m->source) > 0)
+	m->released.classes = NULL;
+	m->released.nlabels = 0;
+	if (relation_row_count(m->def.source) > 0)
 	{
 		TrainingScan scan;
 		LabelSet   *set = declared_label_set(m);
 		int64		rows;
-		int64		skipped = m->skipped;
+		int64		skipped = m->released.skipped;
 
 		scan_begin(&scan, m, false, "class census");
 		census(&scan, set, &rows);
 		scan_end(&scan);
-		m->skipped = skipped;
+		m->released.skipped = skipped;
 		(void) choose_classes(m, set);
 	}
-	if (m->classes == NULL)
+	if (m->released.classes == NULL)
 		no_classes(m);
-	m->nclasses = m->nlabels > 2 ? m->nlabels : 1;
+	m->released.nclasses = m->released.nlabels > 2 ? m->released.nlabels : 1;
 	m->state.class_rows = NULL;		/* nothing is kept at rest */
 }
 
@@ -721,9 +722,9 @@ classes_from_rows(UnlearnModel *m)
 void
 no_classes(UnlearnModel *m)
 {
-	m->classes = palloc0(sizeof(char *));
-	m->nlabels = 0;
-	m->nclasses = 1;
+	m->released.classes = palloc0(sizeof(char *));
+	m->released.nlabels = 0;
+	m->released.nclasses = 1;
 	m->state.class_rows = NULL;
 }
 
@@ -741,7 +742,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 {
 	TrainingScan scan;
 	NewtonProblem np;
-	bool		discover = ((m->classes == NULL || m->classes_declared) && m->loss == LOSS_LOGISTIC);
+	bool		discover = ((m->released.classes == NULL || m->def.classes_declared) && m->def.loss == LOSS_LOGISTIC);
 	LabelSet   *labels = discover ? declared_label_set(m) : NULL;
 	int64		n;
 	int			p;
@@ -749,49 +750,49 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 
 	scan_begin(&scan, m, verbose, "retraining");
 	census(&scan, labels, &n);
-	if (n == 0 && m->classes_declared)
+	if (n == 0 && m->def.classes_declared)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("no row of table %s has a label among the declared classes of model \"%s\"",
-						scan.relation, m->name),
+						scan.relation, m->def.name),
 				 errhint("Declare the labels the rows have, or leave classes out to take them from the rows.")));
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("every row of table %s has a null in a column of model \"%s\"",
-						scan.relation, m->name),
+						scan.relation, m->def.name),
 				 errhint("Fill in the model's columns of some rows before training.")));
 	if (labels != NULL && !choose_classes(m, labels))
 	{
 		scan_end(&scan);
 		return false;
 	}
-	if (!m->feature_array)
-		m->dims = m->nfeatures;
-	m->p = p = m->dims + (m->intercept ? 1 : 0);
+	if (!m->def.feature_array)
+		m->def.dims = m->def.nfeatures;
+	m->def.p = p = m->def.dims + (m->def.intercept ? 1 : 0);
 	if (p > n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" has more features (%d) than rows (%lld)",
-						m->name, p, (long long) n),
+						m->def.name, p, (long long) n),
 				 errhint("Add rows, or train on fewer features.")));
-	m->scale = row_map_divisor(p);
-	m->reg = m->lambda * n;
-	m->rows = n;
-	m->trained_rows = n;
+	m->def.scale = row_map_divisor(p);
+	m->def.reg = m->def.lambda * n;
+	m->released.rows = n;
+	m->released.trained_rows = n;
 	packed = PACKED_SIZE(p);
 	if (fresh_noise || m->state.noise == NULL)
 	{
-		m->state.noise = palloc(sizeof(double) * m->nclasses * p);
-		draw_gaussian_noise(m->state.noise, m->nclasses * p, m->sigma);
+		m->state.noise = palloc(sizeof(double) * m->released.nclasses * p);
+		draw_gaussian_noise(m->state.noise, m->released.nclasses * p, m->def.sigma);
 	}
-	m->budget = gaussian_budget(m->sigma, m->epsilon, m->delta);
-	m->coef = palloc0(sizeof(double) * m->nclasses * p);
-	m->state.anchor = palloc(sizeof(double) * m->nclasses * p);
-	m->state.factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->nclasses);
+	m->def.budget = gaussian_budget(m->def.sigma, m->def.epsilon, m->def.delta);
+	m->released.coef = palloc0(sizeof(double) * m->released.nclasses * p);
+	m->state.anchor = palloc(sizeof(double) * m->released.nclasses * p);
+	m->state.factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->released.nclasses);
 	m->state.gram = MODEL_HAS_GRAM(m) ? MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed) : NULL;
-	m->state.class_spent = palloc(sizeof(double) * m->nclasses);
-	m->state.weight_sum = palloc(sizeof(double) * m->nclasses);
+	m->state.class_spent = palloc(sizeof(double) * m->released.nclasses);
+	m->state.weight_sum = palloc(sizeof(double) * m->released.nclasses);
 	linalg_parallel(true);
 	if (!catalog_has_training_passes())
 	{
@@ -799,31 +800,31 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 		train_loaded(m, verbose);
 		linalg_parallel(false);
 		m->state.gram_bound = MODEL_HAS_GRAM(m) ? packed_max_eigenvalue_bound(m->state.gram, p) : 0.0;
-		m->spent = combine_class_spent(m->state.class_spent, m->nclasses);
+		m->released.spent = combine_class_spent(m->state.class_spent, m->released.nclasses);
 		return true;
 	}
-	if (m->preprocess == PREPROCESS_STANDARDIZE)
+	if (m->def.preprocess == PREPROCESS_STANDARDIZE)
 		fit_column_map(&scan);
 	scan.map = row_map_array(m);
 
 	memset(&np, 0, sizeof(np));
-	np.model = m->name;
-	np.class_names = m->classes;
+	np.model = m->def.name;
+	np.class_names = m->released.classes;
 	np.p = p;
-	np.nclasses = m->nclasses;
-	np.loss = m->loss;
-	np.reg = m->reg;
+	np.nclasses = m->released.nclasses;
+	np.loss = m->def.loss;
+	np.reg = m->def.reg;
 	np.noise = m->state.noise;
-	np.target = TRAINING_FRACTION * m->budget;
+	np.target = TRAINING_FRACTION * m->def.budget;
 	np.warning_level = MODEL_WARNING(m);
 	np.verbose = verbose;
 	np.evaluate = newton_pass;
 	np.report = progress_iteration;
 	np.arg = &scan;
-	newton_fit(&np, m->coef, m->state.anchor, m->state.factor, m->state.weight_sum, m->state.class_spent);
+	newton_fit(&np, m->released.coef, m->state.anchor, m->state.factor, m->state.weight_sum, m->state.class_spent);
 	if (scan.rows != n)
 		elog(ERROR, "unlearn: the passes of model \"%s\" read %lld rows, its census %lld",
-			 m->name, (long long) scan.rows, (long long) n);
+			 m->def.name, (long long) scan.rows, (long long) n);
 	if (MODEL_HAS_GRAM(m))
 	{
 		gram_pass(&scan, m->state.gram);
@@ -833,14 +834,14 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 		m->state.gram_bound = 0.0;	/* unused */
 	linalg_parallel(false);
 	scan_end(&scan);
-	m->spent = combine_class_spent(m->state.class_spent, m->nclasses);
+	m->released.spent = combine_class_spent(m->state.class_spent, m->released.nclasses);
 	return true;
 }
 
 /*
  * The Hessian factors (packed, K of them), the weight-sum bounds and the
- * gradients of L_b at m->coef over the rows m reflects, in one pass, and
- * K' with the guo bound (a second pass): what a re-anchoring needs
+ * gradients of L_b at m->released.coef over the rows m reflects, in one
+ * pass, and K' with the guo bound (a second pass): what a re-anchoring needs
  * (removal.c).  g receives K gradients, allowance their rounding
  * allowances, rows the rows read.  Returns false if some H is not
  * positive definite.
@@ -850,8 +851,8 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 				double *allowance, int64 *rows)
 {
 	TrainingScan scan;
-	int			p = m->p;
-	int			K = m->nclasses;
+	int			p = m->def.p;
+	int			K = m->released.nclasses;
 	int		   *which;
 	const double **points;
 	bool	   *hessian;
@@ -870,7 +871,7 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	for (k = 0; k < K; k++)
 	{
 		which[k] = k;
-		points[k] = m->coef + (Size) k * p;
+		points[k] = m->released.coef + (Size) k * p;
 		hessian[k] = true;
 		terms[k].gradient = g + (Size) k * p;
 		terms[k].hessian = factor + PACKED_SIZE(p) * k;
@@ -884,7 +885,7 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 		const double *b = m->state.noise + (Size) k * p;
 		double	   *gk = g + (Size) k * p;
 
-		ok = regularised_pass_terms(m->loss, m->reg, w, b, p, &terms[k], gk, &allowance[k],
+		ok = regularised_pass_terms(m->def.loss, m->def.reg, w, b, p, &terms[k], gk, &allowance[k],
 									&weight_bound[k], full);
 		if (ok)
 			packed_from_full(full, p, factor + PACKED_SIZE(p) * k);

@@ -222,7 +222,7 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 	RowBatch   *batch;
 	int			capacity = 64;
 
-	batch = new_row_batch(m->p, capacity);
+	batch = new_row_batch(m->def.p, capacity);
 	tuplestore_select_read_pointer(ts, 0);
 	tuplestore_rescan(ts);
 	while (tuplestore_gettupleslot(ts, true, false, slot))
@@ -230,8 +230,8 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 		bool		failed;
 
 		CHECK_FOR_INTERRUPTS();
-		row_batch_reserve(batch, m->p, &capacity);
-		if (slot_row_decode_guarded(reader, slot, batch->x + (Size) batch->count * m->p,
+		row_batch_reserve(batch, m->def.p, &capacity);
+		if (slot_row_decode_guarded(reader, slot, batch->x + (Size) batch->count * m->def.p,
 									&batch->labels[batch->count],
 									&batch->label_values[batch->count], &failed))
 			batch->count++;
@@ -249,11 +249,11 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 static int
 compare_rows(const UnlearnModel *m, const RowBatch *a, int i, const RowBatch *b, int j)
 {
-	const double *x = a->x + (Size) i * m->p;
-	const double *y = b->x + (Size) j * m->p;
+	const double *x = a->x + (Size) i * m->def.p;
+	const double *y = b->x + (Size) j * m->def.p;
 	int			k;
 
-	for (k = 0; k < m->dims; k++)
+	for (k = 0; k < m->def.dims; k++)
 		if (x[k] != y[k])
 			return x[k] < y[k] ? -1 : 1;
 	return strcmp(a->labels[i], b->labels[j]);
@@ -293,8 +293,8 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 {
 	RowBatch   *o = *old_rows,
 			   *n = *new_rows;
-	RowBatch   *ro = new_row_batch(m->p, o->count),
-			   *rn = new_row_batch(m->p, n->count);
+	RowBatch   *ro = new_row_batch(m->def.p, o->count),
+			   *rn = new_row_batch(m->def.p, n->count);
 	int		   *oi,
 			   *ni;
 	int			a = 0,
@@ -318,9 +318,9 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 			b++;
 		}
 		else if (c < 0)
-			keep_row(m->p, ro, o, oi[a++]);
+			keep_row(m->def.p, ro, o, oi[a++]);
 		else
-			keep_row(m->p, rn, n, ni[b++]);
+			keep_row(m->def.p, rn, n, ni[b++]);
 	}
 	/* rows left out for a null are counted, not compared */
 	ro->skipped = o->skipped;
@@ -337,16 +337,16 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 void
 suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
 {
-	if (m->status == MODEL_SUSPENDED || model_owner_may_read(m))
+	if (m->released.status == MODEL_SUSPENDED || model_owner_may_read(m))
 		return;
 	m->call.changed_by = caller;
 	ereport(MODEL_WARNING(m),
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
-					m->name, get_rel_name(m->source)),
-			 errhint("The table's owner can drop it with unlearn_drop('%s').", m->name)));
-	catalog_quarantine_model(m->name);
-	m->status = MODEL_SUSPENDED;
+					m->def.name, get_rel_name(m->def.source)),
+			 errhint("The table's owner can drop it with unlearn_drop('%s').", m->def.name)));
+	catalog_quarantine_model(m->def.name);
+	m->released.status = MODEL_SUSPENDED;
 }
 
 /*
@@ -361,17 +361,17 @@ suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
 void
 suspend_for_failed_expression(UnlearnModel *m, Oid caller)
 {
-	if (m->status == MODEL_SUSPENDED)
+	if (m->released.status == MODEL_SUSPENDED)
 		return;
 	m->call.changed_by = caller;
 	ereport(MODEL_WARNING(m),
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("model \"%s\" is suspended: a feature expression failed for a row of table \"%s\"",
-					m->name, get_rel_name(m->source)),
+					m->def.name, get_rel_name(m->def.source)),
 			 errdetail("The statement goes on; the row is outside the model."),
 			 errhint("Make the expression null where it fails, as in ln(NULLIF(income, 0)), then train the model again with unlearn_train(..., replace => true).")));
-	catalog_quarantine_model(m->name);
-	m->status = MODEL_SUSPENDED;
+	catalog_quarantine_model(m->def.name);
+	m->released.status = MODEL_SUSPENDED;
 }
 
 /*
@@ -388,8 +388,8 @@ apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 ski
 	suspend_if_owner_may_not_read(m, caller);
 	multiset_difference(m, &removed, &added);
 	memset(&rows, 0, sizeof(rows));
-	rows.name = m->name;
-	rows.p = m->p;
+	rows.name = m->def.name;
+	rows.p = m->def.p;
 	rows.removed = removed;
 	rows.added = added;
 	rows.skipped_delta = skipped_delta;
@@ -549,12 +549,12 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			added = read_transition(m, td->tg_newtable, td->tg_relation, caller);
 		if (removed != NULL && added != NULL)
 			multiset_difference(m, &removed, &added);
-		mr = model_rows(&part->models, m->name, m->p, pc->memory);
+		mr = model_rows(&part->models, m->def.name, m->def.p, pc->memory);
 		mr->skipped_delta += (added ? added->skipped : 0) - (removed ? removed->skipped : 0);
 		if (removed != NULL && removed->count > 0)
-			append_batch(m->p, &mr->removed, removed, pc->memory);
+			append_batch(m->def.p, &mr->removed, removed, pc->memory);
 		if (added != NULL && added->count > 0)
-			append_batch(m->p, &mr->added, added, pc->memory);
+			append_batch(m->def.p, &mr->added, added, pc->memory);
 	}
 	if (!change_complete(pc))
 		return;					/* another part of this query fires later */
@@ -911,17 +911,17 @@ sync_partition_sets(Oid caller)
 				int64		skipped;
 
 				suspend_if_owner_may_not_read(m, caller);
-				m->rows = model_row_count(m, &skipped);
-				m->skipped = skipped;
+				m->released.rows = model_row_count(m, &skipped);
+				m->released.skipped = skipped;
 				catalog_update_model(m);
-				catalog_ledger(m, "repartition", 0, 0, m->spent, false);
+				catalog_ledger(m, "repartition", 0, 0, m->released.spent, false);
 				continue;
 			}
 			retrain_or_rest(m, false, "The partitions of its table changed.");
-			m->retrains++;
+			m->released.retrains++;
 			m->call.retrained_now = true;
 			catalog_update_model(m);
-			catalog_ledger(m, "repartition", 0, 0, m->spent, true);
+			catalog_ledger(m, "repartition", 0, 0, m->released.spent, true);
 		}
 		catalog_set_partitions(relid);
 	}

@@ -172,11 +172,11 @@ worker_note_change(UnlearnModel *m, double spent_before)
 {
 	double		measured;
 
-	if (shared == NULL || !unlearn_worker_enabled || m->status != MODEL_READY ||
-		m->spent < unlearn_worker_reanchor_at * budget_limit(m))
+	if (shared == NULL || !unlearn_worker_enabled || m->released.status != MODEL_READY ||
+		m->released.spent < unlearn_worker_reanchor_at * budget_limit(m))
 		return;					/* not due whatever was measured */
-	measured = catalog_measured_spent(m->name);
-	if (reanchor_due(m, m->spent, measured) && !reanchor_due(m, spent_before, measured))
+	measured = catalog_measured_spent(m->def.name);
+	if (reanchor_due(m, m->released.spent, measured) && !reanchor_due(m, spent_before, measured))
 		wake_at_commit = true;
 }
 
@@ -393,12 +393,12 @@ needs_work(UnlearnModel *m, bool warm, bool *due)
 	StateVersion version;
 
 	*due = false;
-	if (m->status != MODEL_READY || !model_owner_may_read(m))
+	if (m->released.status != MODEL_READY || !model_owner_may_read(m))
 		return false;
-	if (m->spent >= unlearn_worker_reanchor_at * budget_limit(m))
-		*due = reanchor_due(m, m->spent, catalog_measured_spent(m->name));
-	return *due || (warm && !(catalog_state_version(m->name, &version) &&
-							  state_store_resident(m->name, &version)));
+	if (m->released.spent >= unlearn_worker_reanchor_at * budget_limit(m))
+		*due = reanchor_due(m, m->released.spent, catalog_measured_spent(m->def.name));
+	return *due || (warm && !(catalog_state_version(m->def.name, &version) &&
+							  state_store_resident(m->def.name, &version)));
 }
 
 /*
@@ -440,7 +440,7 @@ refresh_model(const char *name, bool warm)
 	else if (m == NULL || !needs_work(m, warm, &due))
 		return WORK_NONE;
 	else
-		lock_source(m->source);
+		lock_source(m->def.source);
 	m = catalog_load_model(name, true, true, true);
 	if (m == NULL || !needs_work(m, warm, &due))
 		return WORK_NONE;
@@ -449,12 +449,13 @@ refresh_model(const char *name, bool warm)
 		state_store_buffer_if_room(name, model_matrix_doubles(m));
 	if (matrices == NULL)
 		return WORK_STORE_FULL;
-	spent_before = m->spent;
+	spent_before = m->released.spent;
 	if (!reanchor_into(m, matrices) ||
-		(due && m->retrain_on_exhausted && m->spent > 0.5 * unlearn_worker_reanchor_at * limit))
+		(due && m->def.retrain_on_exhausted &&
+		 m->released.spent > 0.5 * unlearn_worker_reanchor_at * limit))
 	{
 		retrain_or_rest(m, false, NULL);
-		m->retrains++;
+		m->released.retrains++;
 		m->call.retrained_now = retrained = true;
 	}
 	catalog_update_model(m);
@@ -462,7 +463,7 @@ refresh_model(const char *name, bool warm)
 	ereport(LOG,
 			(errmsg("unlearn worker: %s model \"%s\": spent %.6g of %.6g, now %.6g",
 					retrained ? "retrained" : due ? "re-anchored" : "rebuilt the matrices of",
-					name, spent_before, limit, m->spent)));
+					name, spent_before, limit, m->released.spent)));
 	return WORK_DONE;
 }
 

@@ -59,13 +59,13 @@
 void
 model_row_map(const UnlearnModel *m, RowMap *map)
 {
-	map->dims = m->dims;
-	map->intercept = m->intercept;
-	map->pooled = m->feature_array;
-	map->scale = m->scale;
-	map->intercept_scaling = m->intercept_scaling;
-	map->centre = m->centre;
-	map->spread = m->spread;
+	map->dims = m->def.dims;
+	map->intercept = m->def.intercept;
+	map->pooled = m->def.feature_array;
+	map->scale = m->def.scale;
+	map->intercept_scaling = m->def.intercept_scaling;
+	map->centre = m->def.centre;
+	map->spread = m->def.spread;
 }
 
 /*
@@ -212,7 +212,7 @@ grid_cell(double mean, double sd, int steps, double *centre, double *spread)
 static inline double
 sum_term(const UnlearnModel *m, int c, double x)
 {
-	double		t = (x - m->centre[c]) / m->spread[c];
+	double		t = (x - m->def.centre[c]) / m->def.spread[c];
 
 	return t > T_MAX ? T_MAX : (t < -T_MAX ? -T_MAX : t);
 }
@@ -223,7 +223,7 @@ static void column_sums_apply(UnlearnModel *m, const double *x, int64 count, int
 int
 map_columns(const UnlearnModel *m)
 {
-	return m->feature_array ? 1 : m->dims;
+	return m->def.feature_array ? 1 : m->def.dims;
 }
 
 /*
@@ -235,11 +235,11 @@ void
 column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 {
 	int			ncol = map_columns(m);
-	int			per = m->feature_array ? m->dims : 1;
+	int			per = m->def.feature_array ? m->def.dims : 1;
 	int			c;
 
-	m->centre = palloc(sizeof(double) * ncol);
-	m->spread = palloc(sizeof(double) * ncol);
+	m->def.centre = palloc(sizeof(double) * ncol);
+	m->def.spread = palloc(sizeof(double) * ncol);
 	m->state.column_sums = palloc0(sizeof(double) * 2 * ncol);
 	for (c = 0; c < ncol; c++)
 	{
@@ -261,8 +261,8 @@ column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 
 				sq += t * t;
 			}
-		grid_cell((double) mean, (double) sqrtl(sq / count), m->spread_steps,
-				  &m->centre[c], &m->spread[c]);
+		grid_cell((double) mean, (double) sqrtl(sq / count), m->def.spread_steps,
+				  &m->def.centre[c], &m->def.spread[c]);
 	}
 	column_sums_apply(m, x, n, stride, 1.0);
 }
@@ -281,8 +281,8 @@ column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean, const d
 	int			ncol = map_columns(m);
 	int			c;
 
-	m->centre = palloc(sizeof(double) * ncol);
-	m->spread = palloc(sizeof(double) * ncol);
+	m->def.centre = palloc(sizeof(double) * ncol);
+	m->def.spread = palloc(sizeof(double) * ncol);
 	m->state.column_sums = palloc0(sizeof(double) * 2 * ncol);
 	for (c = 0; c < ncol; c++)
 	{
@@ -290,9 +290,9 @@ column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean, const d
 					ratio,
 					n = count;
 
-		grid_cell(mean[c], sd[c], m->spread_steps, &m->centre[c], &m->spread[c]);
-		offset = ((long double) mean[c] - m->centre[c]) / m->spread[c];
-		ratio = (long double) sd[c] / m->spread[c];
+		grid_cell(mean[c], sd[c], m->def.spread_steps, &m->def.centre[c], &m->def.spread[c]);
+		offset = ((long double) mean[c] - m->def.centre[c]) / m->def.spread[c];
+		ratio = (long double) sd[c] / m->def.spread[c];
 		m->state.column_sums[2 * c] = (double) (n * offset);
 		m->state.column_sums[2 * c + 1] = (double) (n * (ratio * ratio + offset * offset));
 	}
@@ -307,7 +307,7 @@ static void
 column_sums_apply(UnlearnModel *m, const double *x, int64 count, int stride, double sign)
 {
 	int			ncol = map_columns(m);
-	int			per = m->feature_array ? m->dims : 1;
+	int			per = m->def.feature_array ? m->def.dims : 1;
 	int			c;
 
 	for (c = 0; c < ncol; c++)
@@ -342,7 +342,7 @@ static bool
 column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 {
 	int			ncol = map_columns(m);
-	double		per = m->feature_array ? m->dims : 1;
+	double		per = m->def.feature_array ? m->def.dims : 1;
 	double		count = (double) rows * per;
 	double		tol = 64.0 * ((double) updates * per + 1.0) * DBL_EPSILON;
 	int			c;
@@ -351,13 +351,13 @@ column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 		return false;
 	for (c = 0; c < ncol; c++)
 	{
-		double		s = m->spread[c];
+		double		s = m->def.spread[c];
 
 		/* in units of s: the mean's offset from c, and the variance */
 		double		offset = m->state.column_sums[2 * c] / count;
 		double		var = m->state.column_sums[2 * c + 1] / count - offset * offset;
 		double		sd = sqrt(Max(var, 0.0));
-		double		mean = m->centre[c] + offset * s;
+		double		mean = m->def.centre[c] + offset * s;
 		double		floor_sd = ldexp(Max(fabs(mean), 1.0), SPREAD_FLOOR_EXPONENT) / s;
 		double		cell_log = log2(Max(sd, floor_sd));
 
@@ -365,10 +365,10 @@ column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 			fabs(offset) >= T_MAX / 2 || var >= T_MAX)
 			return false;
 		/* the grid step is s / 4: the offset stays within 1/8 */
-		if (fabs(offset) > 0.125 - tol * (fabs(m->centre[c]) / s + 0.25 + sd))
+		if (fabs(offset) > 0.125 - tol * (fabs(m->def.centre[c]) / s + 0.25 + sd))
 			return false;
 		/* log2 s is on a grid of 1 / spread_steps: sd stays within half a step */
-		if (fabs(cell_log) > 0.5 / m->spread_steps - 4 * tol)
+		if (fabs(cell_log) > 0.5 / m->def.spread_steps - 4 * tol)
 			return false;
 	}
 	return true;
@@ -382,20 +382,21 @@ column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 bool
 column_map_update(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
 {
-	int64		rows = m->rows;
+	int64		rows = m->released.rows;
 
-	if (m->preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
+	if (m->def.preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
 		return true;
 	if (removed != NULL)
 	{
-		column_sums_apply(m, removed->x, removed->count, m->p, -1.0);
+		column_sums_apply(m, removed->x, removed->count, m->def.p, -1.0);
 		rows -= removed->count;
 	}
 	if (added != NULL)
 	{
-		column_sums_apply(m, added->x, added->count, m->p, 1.0);
+		column_sums_apply(m, added->x, added->count, m->def.p, 1.0);
 		rows += added->count;
 	}
-	return column_map_holds(m, rows, m->trained_rows + m->removed + m->inserted +
+	return column_map_holds(m, rows, m->released.trained_rows +
+							m->released.removed + m->released.inserted +
 							(removed ? removed->count : 0) + (added ? added->count : 0));
 }

@@ -39,7 +39,7 @@ exact_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 	const double *w = in->w;
 	const double *v = in->v;
 	double		gamma_p = in->gamma_p;
-	int			p = m->p;
+	int			p = m->def.p;
 	double		v_norm = vec_norm(v, p);
 	double		h_norm = cache->factor_norm2[k];
 	double		after = 0.0;
@@ -72,10 +72,10 @@ squared_precision_limit(UnlearnModel *m)
 	double		sum = 0.0;
 	int			k;
 
-	for (k = 0; k < m->nclasses; k++)
+	for (k = 0; k < m->released.nclasses; k++)
 	{
-		double		size = m->reg * vec_norm(m->coef + (Size) k * m->p, m->p) +
-			vec_norm(m->state.noise + (Size) k * m->p, m->p);
+		double		size = m->def.reg * vec_norm(m->released.coef + (Size) k * m->def.p, m->def.p) +
+			vec_norm(m->state.noise + (Size) k * m->def.p, m->def.p);
 
 		sum += size * size;
 	}
@@ -86,7 +86,7 @@ squared_precision_limit(UnlearnModel *m)
 static double
 exact_limit(UnlearnModel *m)
 {
-	return m->budget == 0.0 ? squared_precision_limit(m) : m->budget;
+	return m->def.budget == 0.0 ? squared_precision_limit(m) : m->def.budget;
 }
 
 static bool

@@ -62,13 +62,13 @@
 static double
 factor_data_quadratic(UnlearnModel *m, const double *lfac, const double *u, double *work)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double		unorm2 = vec_dot(u, u, p);
 
 	memcpy(work, u, sizeof(double) * p);
 	packed_lower_transpose_product(lfac, p, work);
 	return Max(vec_dot(work, work, p) * (1.0 + 4.0 * p * DBL_EPSILON) -
-			   m->reg * unorm2 * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
+			   m->def.reg * unorm2 * (1.0 - 4.0 * p * DBL_EPSILON), 0.0);
 }
 
 /*
@@ -79,9 +79,9 @@ factor_data_quadratic(UnlearnModel *m, const double *lfac, const double *u, doub
 static double
 newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	Size		packed = PACKED_SIZE(p);
-	double		gamma = loss_gamma(m->loss);
+	double		gamma = loss_gamma(m->def.loss);
 	double		gamma_p = in->gamma_p;
 	int			k = in->k;
 	double	   *w = in->w;
@@ -96,7 +96,7 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 	double		solve_error;
 	double		bound = 0.0;
 
-	if (m->bound == BOUND_EXACT)
+	if (m->def.bound == BOUND_EXACT)
 		return 0.0;
 	/*
 	 * ||L L' v - Delta|| for v from two triangular solves: each is
@@ -105,7 +105,7 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 	 */
 	solve_error = (2.0 * gamma_p + gamma_p * gamma_p) * cache->factor_norm2[k] * v_norm;
 
-	if (m->bound == BOUND_GUO)
+	if (m->def.bound == BOUND_GUO)
 	{
 		double		quad,
 					drift_quad = 0.0;
@@ -139,7 +139,7 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 		cblas_daxpy(p, -1.0, w0, 1, delta, 1);
 		drift = vec_norm(delta, p) * (1.0 + p * DBL_EPSILON);
 		s_quad = factor_data_quadratic(m, lfac, delta, kv);
-		weight = Max(m->state.weight_sum[k], 0.0) * (1.0 + 2.0 * (m->rows + adds->count + p) * DBL_EPSILON);
+		weight = Max(m->state.weight_sum[k], 0.0) * (1.0 + 2.0 * (m->released.rows + adds->count + p) * DBL_EPSILON);
 
 		/*
 		 * the stale-Hessian term in its two forms; with d_i =
@@ -157,8 +157,8 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 	 * and the rounding of the residual itself, a sum of n terms with
 	 * |l'| <= 1: 2 (n + p) eps (n + Lambda ||w||)
 	 */
-	bound += rounding_allowance(m->rows + adds->count, p,
-								m->rows + adds->count + m->reg * vec_norm(w, p));
+	bound += rounding_allowance(m->released.rows + adds->count, p,
+								m->released.rows + adds->count + m->def.reg * vec_norm(w, p));
 	return bound;
 }
 
@@ -166,7 +166,7 @@ newton_step_bound(UnlearnModel *m, StepCache *cache, const StepBoundInput *in)
 static double
 newton_limit(UnlearnModel *m)
 {
-	return m->budget;
+	return m->def.budget;
 }
 
 static bool

@@ -13,7 +13,7 @@
 const Mechanism *
 mechanism_for(const UnlearnModel *m)
 {
-	if (m->loss == LOSS_SQUARED)
+	if (m->def.loss == LOSS_SQUARED)
 		return &exact_mechanism;
 	return &newton_mechanism;
 }
@@ -38,12 +38,12 @@ budget_limit(UnlearnModel *m)
 bool
 training_exceeds_budget(UnlearnModel *m)
 {
-	return m->budget > 0.0 && m->spent > budget_limit(m);
+	return m->def.budget > 0.0 && m->released.spent > budget_limit(m);
 }
 
 /* Would beta pass the budget? */
 bool
 budget_exceeded(UnlearnModel *m, const double *class_spent_after)
 {
-	return combine_class_spent(class_spent_after, m->nclasses) > budget_limit(m);
+	return combine_class_spent(class_spent_after, m->released.nclasses) > budget_limit(m);
 }

@@ -34,7 +34,7 @@
 double
 row_target(UnlearnModel *m, const StepRows *rows, int i, int k)
 {
-	if (m->nclasses > 1)
+	if (m->released.nclasses > 1)
 		return rows->cls[i] == k ? 1.0 : -1.0;
 	return rows->y[i];
 }
@@ -61,7 +61,7 @@ void
 accumulate_delta(UnlearnModel *m, const StepRows *rows, int from, int count, int k,
 				 const double *w, double sign, double *delta)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	int			i;
 
 	for (i = from; i < from + count; i++)
@@ -69,7 +69,7 @@ accumulate_delta(UnlearnModel *m, const StepRows *rows, int from, int count, int
 		const double *x = rows->x + (Size) i * p;
 		double		z = vec_dot(w, x, p);
 
-		cblas_daxpy(p, sign * loss_d1(m->loss, z, row_target(m, rows, i, k)), x, 1, delta, 1);
+		cblas_daxpy(p, sign * loss_d1(m->def.loss, z, row_target(m, rows, i, k)), x, 1, delta, 1);
 	}
 }
 
@@ -82,22 +82,22 @@ typedef enum StepOutcome
 static void
 init_step_cache(UnlearnModel *m, StepCache *cache)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	Size		packed = PACKED_SIZE(p);
 	double	   *drift = palloc(sizeof(double) * p);
 	int			k,
 				j;
 
-	cache->drift_prod = MODEL_HAS_GRAM(m) ? palloc(sizeof(double) * m->nclasses * p) : NULL;
-	cache->factor_norm2 = palloc(sizeof(double) * m->nclasses);
-	for (k = 0; k < m->nclasses; k++)
+	cache->drift_prod = MODEL_HAS_GRAM(m) ? palloc(sizeof(double) * m->released.nclasses * p) : NULL;
+	cache->factor_norm2 = palloc(sizeof(double) * m->released.nclasses);
+	for (k = 0; k < m->released.nclasses; k++)
 	{
 		const double *lfac = m->state.factor + packed * k;
 
 		if (cache->drift_prod)
 		{
 			for (j = 0; j < p; j++)
-				drift[j] = m->coef[(Size) k * p + j] - m->state.anchor[(Size) k * p + j];
+				drift[j] = m->released.coef[(Size) k * p + j] - m->state.anchor[(Size) k * p + j];
 			packed_quadratic(m->state.gram, p, drift, cache->drift_prod + (Size) k * p);
 		}
 		cache->factor_norm2[k] = vec_dot(lfac, lfac, (int) packed);
@@ -114,7 +114,7 @@ static void
 update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, int count,
 			double sign)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	int			i,
 				k;
 
@@ -125,9 +125,9 @@ update_gram(UnlearnModel *m, StepCache *cache, const StepRows *rows, int from, i
 	{
 		const double *x = rows->x + (Size) i * p;
 
-		for (k = 0; k < m->nclasses; k++)
+		for (k = 0; k < m->released.nclasses; k++)
 		{
-			const double *w = m->coef + (Size) k * p;
+			const double *w = m->released.coef + (Size) k * p;
 			const double *w0 = m->state.anchor + (Size) k * p;
 			double		a = vec_dot(w, x, p) - vec_dot(w0, x, p);
 
@@ -157,7 +157,7 @@ double
 delta_magnitude(UnlearnModel *m, const StepRows *rows, int from, int count, int k,
 				const double *w)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	double		sum = 0.0;
 	int			i;
 
@@ -165,7 +165,7 @@ delta_magnitude(UnlearnModel *m, const StepRows *rows, int from, int count, int 
 	{
 		const double *x = rows->x + (Size) i * p;
 
-		sum += fabs(loss_d1(m->loss, vec_dot(w, x, p), row_target(m, rows, i, k))) *
+		sum += fabs(loss_d1(m->def.loss, vec_dot(w, x, p), row_target(m, rows, i, k))) *
 			vec_norm(x, p);
 	}
 	return sum;
@@ -182,7 +182,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			const StepRows *adds, int add_from, int add_count, double *step_bound,
 			StepBoundFunction step_bound_of)
 {
-	int			p = m->p;
+	int			p = m->def.p;
 	Size		packed = PACKED_SIZE(p);
 	double		gamma_p = p * DBL_EPSILON / (1.0 - p * DBL_EPSILON);
 	double	   *delta = palloc(sizeof(double) * p);
@@ -192,7 +192,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 				k;
 
 	/* the factors first: Delta is taken at the current w, which has not moved */
-	for (k = 0; k < m->nclasses; k++)
+	for (k = 0; k < m->released.nclasses; k++)
 	{
 		double	   *w0 = m->state.anchor + (Size) k * p;
 		double	   *lfac = m->state.factor + packed * k;
@@ -201,7 +201,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 		for (i = add_from; i < add_from + add_count; i++)
 		{
 			const double *x = adds->x + (Size) i * p;
-			double		c = loss_d2(m->loss, vec_dot(w0, x, p), row_target(m, adds, i, k));
+			double		c = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, adds, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
 			m->state.weight_sum[k] += c;
@@ -216,7 +216,7 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 			{
 				const double *x = rems->x + (Size) (rem_from + i) * p;
 
-				weights[i] = loss_d2(m->loss, vec_dot(w0, x, p),
+				weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p),
 									 row_target(m, rems, rem_from + i, k));
 				m->state.weight_sum[k] -= weights[i];
 			}
@@ -229,9 +229,9 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 	update_gram(m, cache, adds, add_from, add_count, 1.0);
 	update_gram(m, cache, rems, rem_from, rem_count, -1.0);
 
-	for (k = 0; k < m->nclasses; k++)
+	for (k = 0; k < m->released.nclasses; k++)
 	{
-		double	   *w = m->coef + (Size) k * p;
+		double	   *w = m->released.coef + (Size) k * p;
 		double	   *w0 = m->state.anchor + (Size) k * p;
 		double	   *lfac = m->state.factor + packed * k;
 		StepBoundInput in = {k, rems, rem_from, rem_count, adds, add_from, add_count,
@@ -272,7 +272,7 @@ newton_update(UnlearnModel *m, const StepRows *rems, const StepRows *adds, doubl
 	int			i;
 
 	init_step_cache(m, &cache);
-	if (!m->per_row_steps)
+	if (!m->def.per_row_steps)
 		return newton_step(m, &cache, rems, 0, rems->count, adds, 0, adds->count,
 						   statement_bound, step_bound_of) == STEP_OK;
 	for (i = 0; i < rems->count + adds->count; i++)
@@ -309,8 +309,8 @@ bool
 newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds, double *u,
 				 const double *allowance)
 {
-	int			p = m->p;
-	int			K = m->nclasses;
+	int			p = m->def.p;
+	int			K = m->released.nclasses;
 	Size		packed = PACKED_SIZE(p);
 	double	   *weights = palloc(sizeof(double) * Max(adds->count, 1));
 	int			i,
@@ -320,27 +320,27 @@ newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds, do
 	{
 		double	   *lfac = m->state.factor + packed * k;
 		double	   *uk = u + (Size) k * p;
-		const double *w = m->coef + (Size) k * p;
+		const double *w = m->released.coef + (Size) k * p;
 		double		d1_sum = 0.0;
 
 		for (i = 0; i < rems->count; i++)
 		{
 			const double *x = rems->x + (Size) i * p;
 			double		z = vec_dot(w, x, p);
-			double		c = loss_d2(m->loss, z, row_target(m, rems, i, k));
+			double		c = loss_d2(m->def.loss, z, row_target(m, rems, i, k));
 
 			chol_rank1_update(lfac, p, x, c);
 			m->state.weight_sum[k] += c;
-			d1_sum += fabs(loss_d1(m->loss, z, row_target(m, rems, i, k)));
+			d1_sum += fabs(loss_d1(m->def.loss, z, row_target(m, rems, i, k)));
 		}
 		for (i = 0; i < adds->count; i++)
 		{
 			const double *x = adds->x + (Size) i * p;
 			double		z = vec_dot(w, x, p);
 
-			weights[i] = loss_d2(m->loss, z, row_target(m, adds, i, k));
+			weights[i] = loss_d2(m->def.loss, z, row_target(m, adds, i, k));
 			m->state.weight_sum[k] -= weights[i];
-			d1_sum += fabs(loss_d1(m->loss, z, row_target(m, adds, i, k)));
+			d1_sum += fabs(loss_d1(m->def.loss, z, row_target(m, adds, i, k)));
 		}
 		if (adds->count > 0 && !chol_rankk_downdate(lfac, p, adds->x, weights, adds->count))
 			return false;
@@ -349,7 +349,7 @@ newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRows *adds, do
 		m->state.class_spent[k] = vec_norm(uk, p) + allowance[k] +
 			2.0 * (rems->count + adds->count + p) * DBL_EPSILON * d1_sum;
 	}
-	m->spent = combine_class_spent(m->state.class_spent, K);
+	m->released.spent = combine_class_spent(m->state.class_spent, K);
 	if (MODEL_HAS_GRAM(m))
 	{
 		for (i = 0; i < rems->count; i++)

@@ -34,26 +34,26 @@ label_to_target(UnlearnModel *m, const char *label, double value, double *y)
 {
 	int			k;
 
-	if (m->loss == LOSS_SQUARED)
+	if (m->def.loss == LOSS_SQUARED)
 	{
 		if (!isfinite(value))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("label of model \"%s\" must be a finite number", m->name),
-					 errhint("Remove or fix rows whose label \"%s\" is NaN or infinite.", m->label)));
+					 errmsg("label of model \"%s\" must be a finite number", m->def.name),
+					 errhint("Remove or fix rows whose label \"%s\" is NaN or infinite.", m->def.label)));
 		*y = value;
 		return -1;
 	}
-	k = class_position(m->classes, m->nlabels, label);
+	k = class_position(m->released.classes, m->released.nlabels, label);
 	if (k >= 0)
 	{
-		*y = m->nclasses > 1 ? 0.0 : (k == 1) ? 1.0 : -1.0;
+		*y = m->released.nclasses > 1 ? 0.0 : (k == 1) ? 1.0 : -1.0;
 		return k;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("a row has a label that model \"%s\" was not trained on", m->name),
-			 errdetail("The model was trained on %d labels; see unlearn.models.classes.", m->nlabels),
+			 errmsg("a row has a label that model \"%s\" was not trained on", m->def.name),
+			 errdetail("The model was trained on %d labels; see unlearn.models.classes.", m->released.nlabels),
 			 errhint("Retrain the model with unlearn_train(..., replace => true) to add a class.")));
 	return -1;					/* keep compiler quiet */
 }

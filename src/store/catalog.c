@@ -159,7 +159,7 @@ counts_from_array(Datum arr, int n, UnlearnModel *m)
 	memcpy(v, ARR_DATA_PTR(a), sizeof(int64) * n);
 	/* a declared class may have no row; one taken from the rows has some */
 	for (i = 0; i < n; i++)
-		if (v[i] < (m->classes_declared ? 0 : 1))
+		if (v[i] < (m->def.classes_declared ? 0 : 1))
 			corrupt_model(m, "a class count is out of range");
 	return v;
 }
@@ -182,9 +182,9 @@ corrupt_model(UnlearnModel *m, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("stored state of model \"%s\" is corrupt: %s", m->name, what),
+			 errmsg("stored state of model \"%s\" is corrupt: %s", m->def.name, what),
 			 errhint("Rebuild its removal state with unlearn_retrain('%s'), or drop the model with unlearn_drop('%s').",
-					 m->name, m->name)));
+					 m->def.name, m->def.name)));
 }
 
 /* a 1-D float8 array of finite values without nulls */
@@ -382,16 +382,16 @@ state_version_from_result(StateVersion *version, int xmin_col, int ctid_col)
 static void
 gather_matrices(UnlearnModel *m)
 {
-	Size		packed = PACKED_SIZE(m->p);
+	Size		packed = PACKED_SIZE(m->def.p);
 	double	   *buffer;
 
 	if (m->state.state_buffer != NULL && m->state.factor == m->state.state_buffer &&
-		(!MODEL_HAS_GRAM(m) || m->state.gram == m->state.state_buffer + packed * m->nclasses))
+		(!MODEL_HAS_GRAM(m) || m->state.gram == m->state.state_buffer + packed * m->released.nclasses))
 		return;
-	buffer = state_store_buffer(m->name, model_matrix_doubles(m));
-	memcpy(buffer, m->state.factor, sizeof(double) * packed * m->nclasses);
+	buffer = state_store_buffer(m->def.name, model_matrix_doubles(m));
+	memcpy(buffer, m->state.factor, sizeof(double) * packed * m->released.nclasses);
 	if (MODEL_HAS_GRAM(m))
-		memcpy(buffer + packed * m->nclasses, m->state.gram, sizeof(double) * packed);
+		memcpy(buffer + packed * m->released.nclasses, m->state.gram, sizeof(double) * packed);
 	model_point_matrices(m, buffer);
 }
 
@@ -410,7 +410,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	int			n;
 	int			level = catalog_level();
 
-	args[0] = CStringGetTextDatum(m->name);
+	args[0] = CStringGetTextDatum(m->def.name);
 	ret = SPI_execute_with_args(psprintf("SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
 										 "%s, %s FROM unlearn.model_state WHERE model = $1%s",
 										 level >= 3 ? "column_sums" : "NULL::float8[]",
@@ -421,19 +421,21 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	if (SPI_processed != 1)
 		corrupt_model(m, "a ready model has no removal state");
-	m->state.noise = doubles_from_bytea(getcol(1, &isnull), (Size) m->nclasses * m->p, m);
-	m->state.anchor = doubles_from_bytea(getcol(2, &isnull), (Size) m->nclasses * m->p, m);
+	m->state.noise = doubles_from_bytea(getcol(1, &isnull),
+										(Size) m->released.nclasses * m->def.p, m);
+	m->state.anchor = doubles_from_bytea(getcol(2, &isnull),
+										 (Size) m->released.nclasses * m->def.p, m);
 	m->state.gram_bound = DatumGetFloat8(getcol(3, &isnull));
 	if (!isfinite(m->state.gram_bound) || m->state.gram_bound < 0)
 		corrupt_model(m, "gram_bound is out of range");
 	m->state.class_spent = doubles_from_array(getcol(4, &isnull), &n, m);
-	if (n != m->nclasses)
+	if (n != m->released.nclasses)
 		corrupt_model(m, "class_spent has the wrong length");
 	m->state.weight_sum = doubles_from_array(getcol(7, &isnull), &n, m);
-	if (n != m->nclasses)
+	if (n != m->released.nclasses)
 		corrupt_model(m, "weight_sum has the wrong length");
 	m->state.column_sums = NULL;
-	if (m->preprocess == PREPROCESS_STANDARDIZE)
+	if (m->def.preprocess == PREPROCESS_STANDARDIZE)
 	{
 		Datum		sums = getcol(8, &isnull);
 
@@ -444,7 +446,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 			corrupt_model(m, "column_sums has the wrong length");
 	}
 	m->state.class_rows = NULL;
-	if (m->loss == LOSS_LOGISTIC)
+	if (m->def.loss == LOSS_LOGISTIC)
 	{
 		Datum		counts = getcol(9, &isnull);
 
@@ -454,10 +456,10 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 			int64		total = 0;
 			int			k;
 
-			m->state.class_rows = counts_from_array(counts, m->nlabels, m);
-			for (k = 0; k < m->nlabels; k++)
+			m->state.class_rows = counts_from_array(counts, m->released.nlabels, m);
+			for (k = 0; k < m->released.nlabels; k++)
 				total += m->state.class_rows[k];
-			if (total != m->rows)
+			if (total != m->released.rows)
 				corrupt_model(m, "the class counts do not add up to the rows");
 		}
 	}
@@ -473,7 +475,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 void
 catalog_checkout_matrices(UnlearnModel *m)
 {
-	double	   *matrices = state_store_checkout(m->name, &m->state.version, model_matrix_doubles(m));
+	double	   *matrices = state_store_checkout(m->def.name, &m->state.version, model_matrix_doubles(m));
 
 	model_point_matrices(m, matrices);
 }
@@ -517,8 +519,8 @@ stored_choice(UnlearnModel *m, Datum d, const char *const *names, int n, const c
 static bool
 map_stored(const UnlearnModel *m)
 {
-	return m->preprocess == PREPROCESS_DECLARED ||
-		(m->preprocess == PREPROCESS_STANDARDIZE && m->status == MODEL_READY);
+	return m->def.preprocess == PREPROCESS_DECLARED ||
+		(m->def.preprocess == PREPROCESS_STANDARDIZE && m->released.status == MODEL_READY);
 }
 
 /*
@@ -533,21 +535,21 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 	int			n,
 				c;
 
-	m->preprocess = (UnlearnPreprocess) stored_choice(m, preprocess, preprocess_names,
+	m->def.preprocess = (UnlearnPreprocess) stored_choice(m, preprocess, preprocess_names,
 													  lengthof(preprocess_names), "preprocess");
-	m->centre = m->spread = NULL;
+	m->def.centre = m->def.spread = NULL;
 	if (!map_stored(m))
 		return;
 	if (centre_null || spread_null)
 		corrupt_model(m, "the column map has no centre or spread");
-	m->centre = doubles_from_array(centre, &n, m);
+	m->def.centre = doubles_from_array(centre, &n, m);
 	if (n != ncol)
 		corrupt_model(m, "centre has the wrong length");
-	m->spread = doubles_from_array(spread, &n, m);
+	m->def.spread = doubles_from_array(spread, &n, m);
 	if (n != ncol)
 		corrupt_model(m, "spread has the wrong length");
 	for (c = 0; c < ncol; c++)
-		if (!isfinite(m->centre[c]) || !(isfinite(m->spread[c]) && m->spread[c] > 0))
+		if (!isfinite(m->def.centre[c]) || !(isfinite(m->def.spread[c]) && m->def.spread[c] > 0))
 			corrupt_model(m, "the column map is out of range");
 }
 
@@ -588,91 +590,95 @@ model_from_result(UnlearnModel *m)
 	for (i = 0; i < 39; i++)
 		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
-	m->owner = DatumGetObjectId(d[1]);
-	m->source = DatumGetObjectId(d[2]);
-	m->label = TextDatumGetCString(d[3]);
-	m->features = strings_from_array(d[4], &m->nfeatures, m);
-	m->feature_array = DatumGetBool(d[5]);
+	m->def.owner = DatumGetObjectId(d[1]);
+	m->def.source = DatumGetObjectId(d[2]);
+	m->def.label = TextDatumGetCString(d[3]);
+	m->def.features = strings_from_array(d[4], &m->def.nfeatures, m);
+	m->def.feature_array = DatumGetBool(d[5]);
 	types = DatumGetArrayTypeP(d[6]);
 	if (ARR_NDIM(types) != 1 || ARR_HASNULL(types) || ARR_ELEMTYPE(types) != REGTYPEOID ||
-		ArrayGetNItems(1, ARR_DIMS(types)) != m->nfeatures + 1)
+		ArrayGetNItems(1, ARR_DIMS(types)) != m->def.nfeatures + 1)
 		corrupt_model(m, "column_types does not match the feature list");
-	m->column_types = palloc(sizeof(Oid) * (m->nfeatures + 1));
-	memcpy(m->column_types, ARR_DATA_PTR(types), sizeof(Oid) * (m->nfeatures + 1));
-	m->loss = (UnlearnLoss) stored_choice(m, d[7], loss_names, lengthof(loss_names), "loss");
+	m->def.column_types = palloc(sizeof(Oid) * (m->def.nfeatures + 1));
+	memcpy(m->def.column_types, ARR_DATA_PTR(types), sizeof(Oid) * (m->def.nfeatures + 1));
+	m->def.loss = (UnlearnLoss) stored_choice(m, d[7], loss_names, lengthof(loss_names), "loss");
 	if (!isnull[8])
-		m->classes = strings_from_array(d[8], &m->nlabels, m);
-	m->status = (ModelStatus) stored_choice(m, d[28], status_names, lengthof(status_names), "state");
+		m->released.classes = strings_from_array(d[8], &m->released.nlabels, m);
+	m->released.status = (ModelStatus) stored_choice(m, d[28], status_names, lengthof(status_names), "state");
 	/* a classifier that releases no weights may have fewer than two labels left */
-	if (m->loss == LOSS_SQUARED ? m->classes != NULL :
-		(m->classes == NULL || m->nlabels > UNLEARN_MAX_CLASSES ||
-		 m->nlabels < (m->status == MODEL_READY ? 2 : 0)))
+	if (m->def.loss == LOSS_SQUARED ? m->released.classes != NULL :
+		(m->released.classes == NULL || m->released.nlabels > UNLEARN_MAX_CLASSES ||
+		 m->released.nlabels < (m->released.status == MODEL_READY ? 2 : 0)))
 		corrupt_model(m, "the class list does not fit the loss");
-	m->classes_declared = DatumGetBool(d[37]);
-	m->deferred = stored_choice(m, d[38], removal_names, lengthof(removal_names), "removal") == 1;
-	if (m->classes_declared && (m->loss != LOSS_LOGISTIC || m->nlabels < 2))
+	m->def.classes_declared = DatumGetBool(d[37]);
+	m->def.deferred = stored_choice(m, d[38], removal_names, lengthof(removal_names), "removal") == 1;
+	if (m->def.classes_declared && (m->def.loss != LOSS_LOGISTIC || m->released.nlabels < 2))
 		corrupt_model(m, "declared classes need a classifier with two classes or more");
-	m->nclasses = (m->nlabels > 2) ? m->nlabels : 1;
-	m->dims = DatumGetInt32(d[9]);
-	if (m->dims <= 0 || m->dims > UNLEARN_MAX_DIMS ||
-		(!m->feature_array && m->dims != m->nfeatures) ||
-		(m->feature_array && m->nfeatures != 1))
+	m->released.nclasses = (m->released.nlabels > 2) ? m->released.nlabels : 1;
+	m->def.dims = DatumGetInt32(d[9]);
+	if (m->def.dims <= 0 || m->def.dims > UNLEARN_MAX_DIMS ||
+		(!m->def.feature_array && m->def.dims != m->def.nfeatures) ||
+		(m->def.feature_array && m->def.nfeatures != 1))
 		corrupt_model(m, "dims does not match the feature list");
-	m->intercept = DatumGetBool(d[10]);
-	m->p = m->dims + (m->intercept ? 1 : 0);
-	m->scale = DatumGetFloat8(d[11]);
-	m->intercept_scaling = DatumGetFloat8(d[35]);
-	m->spread_steps = DatumGetInt32(d[36]);
-	if (!(m->intercept_scaling >= 1.0 && m->intercept_scaling <= MAX_INTERCEPT_SCALING) ||
-		m->spread_steps < 1 || m->spread_steps > MAX_SPREAD_STEPS)
+	m->def.intercept = DatumGetBool(d[10]);
+	m->def.p = m->def.dims + (m->def.intercept ? 1 : 0);
+	m->def.scale = DatumGetFloat8(d[11]);
+	m->def.intercept_scaling = DatumGetFloat8(d[35]);
+	m->def.spread_steps = DatumGetInt32(d[36]);
+	if (!(m->def.intercept_scaling >= 1.0 && m->def.intercept_scaling <= MAX_INTERCEPT_SCALING) ||
+		m->def.spread_steps < 1 || m->def.spread_steps > MAX_SPREAD_STEPS)
 		corrupt_model(m, "the intercept scaling or the spread grid is out of range");
-	m->rows = DatumGetInt64(d[12]);
-	m->trained_rows = DatumGetInt64(d[13]);
-	m->removed = DatumGetInt64(d[14]);
-	m->inserted = DatumGetInt64(d[15]);
-	m->retrains = DatumGetInt32(d[16]);
-	m->lambda = DatumGetFloat8(d[17]);
-	m->reg = DatumGetFloat8(d[18]);
-	m->sigma = DatumGetFloat8(d[19]);
-	m->epsilon = DatumGetFloat8(d[20]);
-	m->delta = DatumGetFloat8(d[21]);
-	m->budget = DatumGetFloat8(d[22]);
-	m->spent = DatumGetFloat8(d[23]);
-	if (!(isfinite(m->scale) && m->scale > 0) || m->rows < 0 || m->trained_rows < 0 ||
-		!(isfinite(m->lambda) && m->lambda > 0) || !(isfinite(m->reg) && m->reg > 0) ||
-		!(isfinite(m->sigma) && m->sigma >= 0) || !(isfinite(m->epsilon) && m->epsilon > 0) ||
-		!(m->delta > 0 && m->delta < 1) || !(isfinite(m->budget) && m->budget >= 0) ||
-		!(isfinite(m->spent) && m->spent >= 0))
+	m->released.rows = DatumGetInt64(d[12]);
+	m->released.trained_rows = DatumGetInt64(d[13]);
+	m->released.removed = DatumGetInt64(d[14]);
+	m->released.inserted = DatumGetInt64(d[15]);
+	m->released.retrains = DatumGetInt32(d[16]);
+	m->def.lambda = DatumGetFloat8(d[17]);
+	m->def.reg = DatumGetFloat8(d[18]);
+	m->def.sigma = DatumGetFloat8(d[19]);
+	m->def.epsilon = DatumGetFloat8(d[20]);
+	m->def.delta = DatumGetFloat8(d[21]);
+	m->def.budget = DatumGetFloat8(d[22]);
+	m->released.spent = DatumGetFloat8(d[23]);
+	if (!(isfinite(m->def.scale) && m->def.scale > 0) ||
+		m->released.rows < 0 || m->released.trained_rows < 0 ||
+		!(isfinite(m->def.lambda) && m->def.lambda > 0) ||
+		!(isfinite(m->def.reg) && m->def.reg > 0) ||
+		!(isfinite(m->def.sigma) && m->def.sigma >= 0) ||
+		!(isfinite(m->def.epsilon) && m->def.epsilon > 0) ||
+		!(m->def.delta > 0 && m->def.delta < 1) ||
+		!(isfinite(m->def.budget) && m->def.budget >= 0) ||
+		!(isfinite(m->released.spent) && m->released.spent >= 0))
 		corrupt_model(m, "a parameter is out of range");
-	m->bound = (UnlearnBound) stored_choice(m, d[24], bound_names, lengthof(bound_names), "bound");
-	m->retrain_on_exhausted = stored_choice(m, d[25], exhausted_names, lengthof(exhausted_names),
+	m->def.bound = (UnlearnBound) stored_choice(m, d[24], bound_names, lengthof(bound_names), "bound");
+	m->def.retrain_on_exhausted = stored_choice(m, d[25], exhausted_names, lengthof(exhausted_names),
 											"on_exhausted") == 1;
-	m->per_row_steps = stored_choice(m, d[26], steps_names, lengthof(steps_names), "steps") == 1;
-	if (m->status == MODEL_READY)
+	m->def.per_row_steps = stored_choice(m, d[26], steps_names, lengthof(steps_names), "steps") == 1;
+	if (m->released.status == MODEL_READY)
 	{
 		if (isnull[27])
 			corrupt_model(m, "a ready model has no coefficients");
-		m->coef = doubles_from_array(d[27], &n, m);
-		if (n != m->nclasses * m->p)
+		m->released.coef = doubles_from_array(d[27], &n, m);
+		if (n != m->released.nclasses * m->def.p)
 			corrupt_model(m, "coef has the wrong length");
 	}
 	else
-		m->coef = palloc0(sizeof(double) * m->nclasses * m->p);
+		m->released.coef = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
 	map_from_result(m, d[29], d[30], isnull[30], d[31], isnull[31]);
-	m->skip_nulls = stored_choice(m, d[32], nulls_names, lengthof(nulls_names), "nulls") == 1;
-	m->skipped = DatumGetInt64(d[33]);
-	if (m->skipped < 0)
+	m->def.skip_nulls = stored_choice(m, d[32], nulls_names, lengthof(nulls_names), "nulls") == 1;
+	m->released.skipped = DatumGetInt64(d[33]);
+	if (m->released.skipped < 0)
 		corrupt_model(m, "skipped is out of range");
-	m->is_expression = NULL;
+	m->def.is_expression = NULL;
 	if (!isnull[34])
 	{
 		ArrayType  *flags = DatumGetArrayTypeP(d[34]);
 
 		if (ARR_NDIM(flags) != 1 || ARR_HASNULL(flags) || ARR_ELEMTYPE(flags) != BOOLOID ||
-			ArrayGetNItems(1, ARR_DIMS(flags)) != m->nfeatures)
+			ArrayGetNItems(1, ARR_DIMS(flags)) != m->def.nfeatures)
 			corrupt_model(m, "expressions does not match the feature list");
-		m->is_expression = palloc(sizeof(bool) * m->nfeatures);
-		memcpy(m->is_expression, ARR_DATA_PTR(flags), sizeof(bool) * m->nfeatures);
+		m->def.is_expression = palloc(sizeof(bool) * m->def.nfeatures);
+		memcpy(m->def.is_expression, ARR_DATA_PTR(flags), sizeof(bool) * m->def.nfeatures);
 	}
 }
 
@@ -714,9 +720,9 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	}
 
 	m = palloc0(sizeof(UnlearnModel));
-	m->name = pstrdup(name);
+	m->def.name = pstrdup(name);
 	model_from_result(m);
-	if (with_state && m->status == MODEL_READY)
+	if (with_state && m->released.status == MODEL_READY)
 		catalog_load_state(m, for_update);
 	return m;
 }
@@ -969,10 +975,10 @@ model_status_name(ModelStatus status)
 static void
 map_datums(UnlearnModel *m, Datum *v, char *nulls)
 {
-	if (m->centre != NULL && map_stored(m))
+	if (m->def.centre != NULL && map_stored(m))
 	{
-		v[0] = float8_array(m->centre, map_columns(m));
-		v[1] = float8_array(m->spread, map_columns(m));
+		v[0] = float8_array(m->def.centre, map_columns(m));
+		v[1] = float8_array(m->def.spread, map_columns(m));
 		nulls[0] = nulls[1] = ' ';
 	}
 	else
@@ -994,62 +1000,62 @@ catalog_insert_model(UnlearnModel *m)
 	Datum		v[39];
 	char		nulls[40];
 	int			level = catalog_level();
-	Datum	   *typedatums = palloc(sizeof(Datum) * (m->nfeatures + 1));
+	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
 	nulls[39] = '\0';
-	for (i = 0; i <= m->nfeatures; i++)
-		typedatums[i] = ObjectIdGetDatum(m->column_types[i]);
+	for (i = 0; i <= m->def.nfeatures; i++)
+		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
-	v[0] = CStringGetTextDatum(m->name);
-	v[1] = ObjectIdGetDatum(m->owner);
-	v[2] = ObjectIdGetDatum(m->source);
-	v[3] = CStringGetTextDatum(m->label);
-	v[4] = cstring_text_array(m->features, m->nfeatures);
-	v[5] = BoolGetDatum(m->feature_array);
-	v[6] = PointerGetDatum(construct_array(typedatums, m->nfeatures + 1, OIDOID,
+	v[0] = CStringGetTextDatum(m->def.name);
+	v[1] = ObjectIdGetDatum(m->def.owner);
+	v[2] = ObjectIdGetDatum(m->def.source);
+	v[3] = CStringGetTextDatum(m->def.label);
+	v[4] = cstring_text_array(m->def.features, m->def.nfeatures);
+	v[5] = BoolGetDatum(m->def.feature_array);
+	v[6] = PointerGetDatum(construct_array(typedatums, m->def.nfeatures + 1, OIDOID,
 										   sizeof(Oid), true, TYPALIGN_INT));
-	v[7] = CStringGetTextDatum(loss_names[m->loss]);
-	if (m->classes)
-		v[8] = cstring_text_array(m->classes, m->nlabels);
+	v[7] = CStringGetTextDatum(loss_names[m->def.loss]);
+	if (m->released.classes)
+		v[8] = cstring_text_array(m->released.classes, m->released.nlabels);
 	else
 	{
 		v[8] = (Datum) 0;
 		nulls[8] = 'n';
 	}
-	v[9] = Int32GetDatum(m->dims);
-	v[10] = BoolGetDatum(m->intercept);
-	v[11] = Float8GetDatum(m->scale);
-	v[12] = Int64GetDatum(m->rows);
-	v[13] = Int64GetDatum(m->trained_rows);
-	v[14] = Int64GetDatum(m->removed);
-	v[15] = Int64GetDatum(m->inserted);
-	v[16] = Int32GetDatum(m->retrains);
-	v[17] = Float8GetDatum(m->lambda);
-	v[18] = Float8GetDatum(m->reg);
-	v[19] = Float8GetDatum(m->sigma);
-	v[20] = Float8GetDatum(m->epsilon);
-	v[21] = Float8GetDatum(m->delta);
-	v[22] = Float8GetDatum(m->budget);
-	v[23] = Float8GetDatum(m->spent);
-	v[24] = CStringGetTextDatum(bound_names[m->bound]);
-	v[25] = CStringGetTextDatum(exhausted_names[m->retrain_on_exhausted ? 1 : 0]);
-	v[26] = CStringGetTextDatum(steps_names[m->per_row_steps ? 1 : 0]);
-	v[27] = coef_array(m->coef, m->nclasses, m->p);
+	v[9] = Int32GetDatum(m->def.dims);
+	v[10] = BoolGetDatum(m->def.intercept);
+	v[11] = Float8GetDatum(m->def.scale);
+	v[12] = Int64GetDatum(m->released.rows);
+	v[13] = Int64GetDatum(m->released.trained_rows);
+	v[14] = Int64GetDatum(m->released.removed);
+	v[15] = Int64GetDatum(m->released.inserted);
+	v[16] = Int32GetDatum(m->released.retrains);
+	v[17] = Float8GetDatum(m->def.lambda);
+	v[18] = Float8GetDatum(m->def.reg);
+	v[19] = Float8GetDatum(m->def.sigma);
+	v[20] = Float8GetDatum(m->def.epsilon);
+	v[21] = Float8GetDatum(m->def.delta);
+	v[22] = Float8GetDatum(m->def.budget);
+	v[23] = Float8GetDatum(m->released.spent);
+	v[24] = CStringGetTextDatum(bound_names[m->def.bound]);
+	v[25] = CStringGetTextDatum(exhausted_names[m->def.retrain_on_exhausted ? 1 : 0]);
+	v[26] = CStringGetTextDatum(steps_names[m->def.per_row_steps ? 1 : 0]);
+	v[27] = coef_array(m->released.coef, m->released.nclasses, m->def.p);
 	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
-	v[29] = CStringGetTextDatum(preprocess_names[m->preprocess]);
+	v[29] = CStringGetTextDatum(preprocess_names[m->def.preprocess]);
 	map_datums(m, &v[30], &nulls[30]);
-	v[32] = CStringGetTextDatum(nulls_names[m->skip_nulls ? 1 : 0]);
-	v[33] = Int64GetDatum(m->skipped);
-	if (m->is_expression != NULL)
+	v[32] = CStringGetTextDatum(nulls_names[m->def.skip_nulls ? 1 : 0]);
+	v[33] = Int64GetDatum(m->released.skipped);
+	if (m->def.is_expression != NULL)
 	{
-		Datum	   *flags = palloc(sizeof(Datum) * m->nfeatures);
+		Datum	   *flags = palloc(sizeof(Datum) * m->def.nfeatures);
 
-		for (i = 0; i < m->nfeatures; i++)
-			flags[i] = BoolGetDatum(m->is_expression[i]);
-		v[34] = PointerGetDatum(construct_array(flags, m->nfeatures, BOOLOID, 1, true,
+		for (i = 0; i < m->def.nfeatures; i++)
+			flags[i] = BoolGetDatum(m->def.is_expression[i]);
+		v[34] = PointerGetDatum(construct_array(flags, m->def.nfeatures, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
 	}
 	else
@@ -1057,10 +1063,10 @@ catalog_insert_model(UnlearnModel *m)
 		v[34] = (Datum) 0;
 		nulls[34] = 'n';
 	}
-	v[35] = Float8GetDatum(m->intercept_scaling);
-	v[36] = Int32GetDatum(m->spread_steps);
-	v[37] = BoolGetDatum(m->classes_declared);
-	v[38] = CStringGetTextDatum(removal_names[m->deferred ? 1 : 0]);
+	v[35] = Float8GetDatum(m->def.intercept_scaling);
+	v[36] = Int32GetDatum(m->def.spread_steps);
+	v[37] = BoolGetDatum(m->def.classes_declared);
+	v[38] = CStringGetTextDatum(removal_names[m->def.deferred ? 1 : 0]);
 
 	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
@@ -1101,15 +1107,16 @@ write_state(UnlearnModel *m, bool full)
 	int			ret;
 
 	gather_matrices(m);
-	v[0] = CStringGetTextDatum(m->name);
-	v[1] = float8_array(m->state.class_spent, m->nclasses);
+	v[0] = CStringGetTextDatum(m->def.name);
+	v[1] = float8_array(m->state.class_spent, m->released.nclasses);
 	v[2] = Float8GetDatum(m->state.gram_bound);
-	v[3] = float8_array(m->state.weight_sum, m->nclasses);
+	v[3] = float8_array(m->state.weight_sum, m->released.nclasses);
 	/* noise and anchor only when they are written: not on a plain removal */
-	v[4] = full ? bytea_from_doubles(m->state.noise, (Size) m->nclasses * m->p) : (Datum) 0;
+	v[4] = full ?
+		bytea_from_doubles(m->state.noise, (Size) m->released.nclasses * m->def.p) : (Datum) 0;
 	v[5] = (full || m->call.anchor_changed) ?
-		bytea_from_doubles(m->state.anchor, (Size) m->nclasses * m->p) : (Datum) 0;
-	v[6] = ObjectIdGetDatum(m->owner);
+		bytea_from_doubles(m->state.anchor, (Size) m->released.nclasses * m->def.p) : (Datum) 0;
+	v[6] = ObjectIdGetDatum(m->def.owner);
 	if (m->state.column_sums != NULL)
 		v[7] = float8_array(m->state.column_sums, 2 * map_columns(m));
 	else
@@ -1118,7 +1125,7 @@ write_state(UnlearnModel *m, bool full)
 		nulls[7] = 'n';
 	}
 	if (m->state.class_rows != NULL)
-		v[8] = int8_array(m->state.class_rows, m->nlabels);
+		v[8] = int8_array(m->state.class_rows, m->released.nlabels);
 	else
 	{
 		v[8] = (Datum) 0;
@@ -1154,10 +1161,10 @@ write_state(UnlearnModel *m, bool full)
 									9, types, v, nulls, false, 0);
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
-		elog(ERROR, "could not write the state of model \"%s\": %d", m->name, ret);
+		elog(ERROR, "could not write the state of model \"%s\": %d", m->def.name, ret);
 	state_version_from_result(&m->state.version, 1, 2);
 	SPI_freetuptable(SPI_tuptable);
-	state_store_stage(m->name, m->state.state_buffer, &m->state.version);
+	state_store_stage(m->def.name, m->state.state_buffer, &m->state.version);
 }
 
 /* m->call.retrained_now makes write_state rewrite noise and anchor too */
@@ -1172,26 +1179,26 @@ catalog_update_model(UnlearnModel *m)
 	int			level = catalog_level();
 	int			ret;
 
-	v[0] = CStringGetTextDatum(m->name);
-	v[1] = Float8GetDatum(m->scale);
-	v[2] = Int64GetDatum(m->rows);
-	v[3] = Int64GetDatum(m->trained_rows);
-	v[4] = Int64GetDatum(m->removed);
-	v[5] = Int64GetDatum(m->inserted);
-	v[6] = Int32GetDatum(m->retrains);
-	v[7] = Float8GetDatum(m->reg);
-	v[8] = Float8GetDatum(m->budget);
-	v[9] = Float8GetDatum(m->spent);
-	v[10] = coef_array(m->coef, m->nclasses, m->p);
+	v[0] = CStringGetTextDatum(m->def.name);
+	v[1] = Float8GetDatum(m->def.scale);
+	v[2] = Int64GetDatum(m->released.rows);
+	v[3] = Int64GetDatum(m->released.trained_rows);
+	v[4] = Int64GetDatum(m->released.removed);
+	v[5] = Int64GetDatum(m->released.inserted);
+	v[6] = Int32GetDatum(m->released.retrains);
+	v[7] = Float8GetDatum(m->def.reg);
+	v[8] = Float8GetDatum(m->def.budget);
+	v[9] = Float8GetDatum(m->released.spent);
+	v[10] = coef_array(m->released.coef, m->released.nclasses, m->def.p);
 	v[11] = BoolGetDatum(m->call.retrained_now);
 	v[12] = Int32GetDatum(m->call.reanchors_now);
-	v[13] = CStringGetTextDatum(model_status_name(m->status));
-	if (m->status != MODEL_READY)
+	v[13] = CStringGetTextDatum(model_status_name(m->released.status));
+	if (m->released.status != MODEL_READY)
 		nulls[10] = 'n';
 	map_datums(m, &v[14], &nulls[14]);
-	v[16] = Int64GetDatum(m->skipped);
-	if (m->classes != NULL)
-		v[17] = cstring_text_array(m->classes, m->nlabels);
+	v[16] = Int64GetDatum(m->released.skipped);
+	if (m->released.classes != NULL)
+		v[17] = cstring_text_array(m->released.classes, m->released.nlabels);
 	else
 	{
 		v[17] = (Datum) 0;
@@ -1208,19 +1215,19 @@ catalog_update_model(UnlearnModel *m)
 										 level >= 4 ? ", skipped = $17, classes = $18" : ""),
 								18, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "could not update model \"%s\"", m->name);
-	if (m->call.retrained_now && m->deferred)
-		catalog_clear_queue(m->name);
-	if (m->status == MODEL_READY)
+		elog(ERROR, "could not update model \"%s\"", m->def.name);
+	if (m->call.retrained_now && m->def.deferred)
+		catalog_clear_queue(m->def.name);
+	if (m->released.status == MODEL_READY)
 		write_state(m, m->call.retrained_now);
 	else
 	{
 		/* nothing released, nothing kept: the state goes with its rows */
-		state_store_forget(m->name);
+		state_store_forget(m->def.name);
 		ret = SPI_execute_with_args("DELETE FROM unlearn.model_state WHERE model = $1",
 									1, types, v, NULL, false, 0);
 		if (ret != SPI_OK_DELETE)
-			elog(ERROR, "could not delete the state of model \"%s\"", m->name);
+			elog(ERROR, "could not delete the state of model \"%s\"", m->def.name);
 	}
 }
 
@@ -1262,13 +1269,13 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 	Datum		v[9];
 	int			ret;
 
-	v[0] = CStringGetTextDatum(m->name);
-	v[1] = ObjectIdGetDatum(m->owner);
+	v[0] = CStringGetTextDatum(m->def.name);
+	v[1] = ObjectIdGetDatum(m->def.owner);
 	v[2] = CStringGetTextDatum(operation);
 	v[3] = Int64GetDatum(removed);
 	v[4] = Int64GetDatum(added);
 	v[5] = Float8GetDatum(bound);
-	v[6] = Float8GetDatum(m->spent);
+	v[6] = Float8GetDatum(m->released.spent);
 	v[7] = BoolGetDatum(retrained);
 	v[8] = BoolGetDatum(m->call.reanchors_now > 0);
 	ret = SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
@@ -1342,7 +1349,7 @@ refuse_foreign_partitions(Oid relid)
 					 errmsg("table \"%s\" cannot have a model with immediate removal: it has foreign partition \"%s\"",
 							get_rel_name(relid), get_rel_name(lfirst_oid(lc))),
 					 errdetail("The statement triggers of immediate removal cannot collect the rows of a foreign table."),
-					 errhint("Train the table's models with removal => 'deferred', and apply their queued changes with unlearn_apply_pending().")));
+					 errhint("Train the table's models with options => '{\"removal\": \"deferred\"}', and apply their queued changes with unlearn_apply_pending().")));
 }
 
 /*

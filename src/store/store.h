@@ -23,7 +23,7 @@ typedef struct ModelRef
 {
 	char	   *name;
 	Oid			owner;
-	bool		deferred;		/* removal => 'deferred' */
+	bool		deferred;		/* "removal": "deferred" */
 } ModelRef;
 extern List *catalog_models_of_relation(Oid relid);
 extern List *catalog_ready_models(double share, bool every);

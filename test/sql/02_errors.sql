@@ -11,7 +11,7 @@ INSERT INTO bad VALUES (1, true, 1, 2, '{1,2}', 'x', 1), (2, false, 2, 1, '{2,1}
 	(3, true, 1, 1, '{1,1}', 'x', 3);
 -- NULL, NaN and Inf features
 UPDATE bad SET a = NULL WHERE id = 1;
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', nulls => 'error');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"nulls": "error"}');
 UPDATE bad SET a = 'NaN' WHERE id = 1;
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
 UPDATE bad SET a = '-Infinity' WHERE id = 1;
@@ -21,11 +21,11 @@ UPDATE bad SET a = 1 WHERE id = 1;
 UPDATE bad SET v = '{1,2,3}' WHERE id = 2;
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{v}');
 UPDATE bad SET v = '{1,NULL}' WHERE id = 2;
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{v}', nulls => 'error');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{v}', options => '{"nulls": "error"}');
 UPDATE bad SET v = '{2,1}' WHERE id = 2;
 -- null label, single class
 UPDATE bad SET y = NULL WHERE id = 2;
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', nulls => 'error');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"nulls": "error"}');
 UPDATE bad SET y = true;
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
 UPDATE bad SET y = (id <> 2);
@@ -54,9 +54,14 @@ SELECT * FROM unlearn_train('bad', 4000000000::oid, 'y', '{a,b}');
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', sigma => -1);
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', epsilon => 0);
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', delta => 1);
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', bound => 'loose');
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', on_exhausted => 'ignore');
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', steps => 'all');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"bound": "loose"}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"on_exhausted": "ignore"}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"steps": "all"}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"bounds": "guo"}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"intercept": "yes"}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"nulls": ["skip"]}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"centre": [0, true]}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '["nulls", "skip"]');
 SELECT * FROM unlearn_train('bad', 'bad', 'y', NULL);
 SELECT * FROM unlearn_train('', 'bad', 'y', '{a,b}');
 SELECT unlearn_budget(1, 1, 0);
@@ -82,7 +87,7 @@ SELECT unlearn_drop('nope');
 SELECT * FROM unlearn_verify('nope');
 
 -- a null label or feature on insert into a trained table leaves the row
--- outside the model (nulls => 'skip', the default: no model refuses a
+-- outside the model ("nulls": "skip", the default: no model refuses a
 -- write); a label first seen after training retrains the model
 -- with a class for it, and deleting that class's last row retrains it
 -- without: the public class list always names the labels of the rows there

@@ -92,7 +92,7 @@ SELECT (SELECT rows FROM unlearn.models WHERE model = 'rm') = count(*) AS rows_m
 -- budget exhausted under 'suspend': the DELETE goes through, the model
 -- withholds its weights (and keeps no state) until unlearn_retrain
 CREATE TABLE rmb AS SELECT * FROM ones_sevens;
-SELECT model FROM unlearn_train('strict', 'rmb', 'is_one', '{pixels}', sigma => 1e-6, on_exhausted => 'suspend');
+SELECT model FROM unlearn_train('strict', 'rmb', 'is_one', '{pixels}', sigma => 1e-6, options => '{"on_exhausted": "suspend"}');
 \set VERBOSITY terse
 DELETE FROM rmb WHERE id = (SELECT min(id) FROM rmb);
 \set VERBOSITY default

@@ -4,7 +4,7 @@
 -- standardized map, which retrains when its grid step moves).
 CREATE TABLE lsq AS SELECT * FROM diabetes;
 SELECT model FROM unlearn_train('lsq', 'lsq', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
-								loss => 'squared', lambda => 1e-4, sigma => 0, preprocess => 'none');
+								loss => 'squared', lambda => 1e-4, sigma => 0, options => '{"preprocess": "none"}');
 -- keep the row of largest norm (it bounded the row map before 0.3.0)
 -- (a table, not a psql variable: psql does not substitute inside a DO body)
 CREATE TEMP TABLE widest AS SELECT id FROM lsq
@@ -27,7 +27,7 @@ SELECT removed, inserted, rows, (SELECT count(*) FROM lsq) AS table_rows FROM un
 SELECT reg / rows AS refit_lambda FROM unlearn.models WHERE model = 'lsq' \gset
 CREATE TABLE lsq_copy AS SELECT * FROM lsq;
 SELECT model FROM unlearn_train('lsq_refit', 'lsq_copy', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
-								loss => 'squared', lambda => :refit_lambda, sigma => 0, preprocess => 'none');
+								loss => 'squared', lambda => :refit_lambda, sigma => 0, options => '{"preprocess": "none"}');
 SELECT count(DISTINCT scale) AS one_row_map FROM unlearn.models WHERE model IN ('lsq', 'lsq_refit');
 WITH a AS (SELECT unnest(unlearn_coef('lsq')) AS v, generate_subscripts(unlearn_coef('lsq'), 1) AS i),
 	 b AS (SELECT unnest(unlearn_coef('lsq_refit')) AS v, generate_subscripts(unlearn_coef('lsq_refit'), 1) AS i)

@@ -45,7 +45,7 @@ BEGIN
 			name := 'snd_' || bnd || '_' || stp;
 			EXECUTE format('CREATE TABLE %I AS SELECT * FROM ones_sevens', name);
 			PERFORM unlearn_train(name, name::regclass, 'is_one', '{pixels}', lambda => 1e-2,
-								  sigma => 100, bound => bnd, steps => stp);
+								  sigma => 100, options => jsonb_build_object('bound', bnd, 'steps', stp));
 			PERFORM pg_temp.run(name, name, bnd, stp);
 			PERFORM unlearn_drop(name);
 			EXECUTE format('DROP TABLE %I', name);

@@ -48,7 +48,7 @@ SELECT certified FROM unlearn_verify('lost');
 -- column map, so that no statement moves a grid step and retrains instead)
 CREATE TABLE lost_lsq AS SELECT * FROM diabetes;
 SELECT model FROM unlearn_train('lost_lsq', 'lost_lsq', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
-								loss => 'squared', lambda => 1e-6, sigma => 0, preprocess => 'none');
+								loss => 'squared', lambda => 1e-6, sigma => 0, options => '{"preprocess": "none"}');
 SELECT unlearn_evict('lost_lsq');
 DELETE FROM lost_lsq WHERE id % 10 = 0;
 SELECT unlearn_evict('lost_lsq');

@@ -44,10 +44,10 @@ SELECT retrains, reanchors > 1 AS reanchored_again, rows = (SELECT count(*) FROM
 FROM unlearn.models WHERE model = 'ra';
 SELECT certified, residual <= spent AS covers FROM unlearn_verify('ra');
 
--- under on_exhausted => 'suspend' a re-anchoring that fits keeps the model ready
+-- under "on_exhausted": "suspend" a re-anchoring that fits keeps the model ready
 CREATE TABLE ra_strict AS SELECT * FROM ones_sevens;
 SELECT model FROM unlearn_train('ra_strict', 'ra_strict', 'is_one', '{pixels}', lambda => 1e-2, sigma => 0.05,
-								on_exhausted => 'suspend');
+								options => '{"on_exhausted": "suspend"}');
 SELECT pg_temp.delete_oldest('ra_strict', 40);
 SELECT state, retrains, reanchors > 0 AS reanchored FROM unlearn.models WHERE model = 'ra_strict';
 

@@ -18,7 +18,7 @@ SELECT id, id % 10, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target FROM diabe
 SELECT model FROM unlearn_train('sf_lsq', 'sf', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								loss => 'squared', lambda => 1e-4, sigma => 0);
 SELECT model FROM unlearn_train('sf_exact', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
-								lambda => 1e-2, sigma => 1, bound => 'exact');
+								lambda => 1e-2, sigma => 1, options => '{"bound": "exact"}');
 SELECT model FROM unlearn_train('sf_taylor', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								lambda => 1e-2, sigma => 1);
 SELECT model FROM unlearn_train('sf_tight', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',

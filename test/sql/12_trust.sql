@@ -65,7 +65,7 @@ RESET ROLE;
 -- the table owner drops the squatting model
 GRANT TRIGGER ON tr_secret TO tr_attacker;
 SET ROLE tr_attacker;
-SELECT model FROM unlearn_train('tr_squat', 'tr_secret', 'y', '{x1,x2}', sigma => 1e-6, on_exhausted => 'suspend');
+SELECT model FROM unlearn_train('tr_squat', 'tr_secret', 'y', '{x1,x2}', sigma => 1e-6, options => '{"on_exhausted": "suspend"}');
 RESET ROLE;
 -- (the table owner holds no grant on tr_squat: the notice that it ran out
 -- of budget goes to the server log only)
@@ -124,7 +124,7 @@ SELECT v.retrain_distance <= 1e-9 * (SELECT sqrt(sum(c ^ 2)) FROM unnest(unlearn
 FROM unlearn_verify('tr_lsq') v;
 
 -- 11. erasure is never refused: down to fewer rows than weights, and to none
-SELECT model FROM unlearn_train('tr_exact', 'tr_float', 'y', '{x1,x2}', sigma => 100, bound => 'exact');
+SELECT model FROM unlearn_train('tr_exact', 'tr_float', 'y', '{x1,x2}', sigma => 100, options => '{"bound": "exact"}');
 DELETE FROM tr_float WHERE id > 22;
 SELECT model, state, rows, coef IS NULL AS withheld FROM unlearn.models
 WHERE source = 'tr_float'::regclass ORDER BY model;

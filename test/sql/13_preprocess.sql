@@ -1,4 +1,4 @@
--- The row map's column statistics (preprocess => 'standardize', the
+-- The row map's column statistics ("preprocess": "standardize", the
 -- default): public centre and spread that are always what a retrain on
 -- the current rows would compute, so that they reveal no deleted row.
 
@@ -131,7 +131,7 @@ SELECT unlearn_drop('pp_huge');
 
 -- 6. Declared centre and spread: used as given, and checked.
 SELECT model FROM unlearn_train('pp_decl', 'pp_leak', 'y', '{x,z}', sigma => 0.1,
-								preprocess => 'declared', centre => '{0.5,0}', spread => '{0.25,2}');
+								options => '{"preprocess": "declared", "centre": [0.5, 0], "spread": [0.25, 2]}');
 SELECT preprocess, centre, spread FROM unlearn.models WHERE model = 'pp_decl';
 DELETE FROM pp_leak WHERE id = 1;
 SELECT centre, spread, retrained FROM unlearn.models m, unlearn.ledger l
@@ -141,12 +141,12 @@ WHERE m.model = 'pp_decl' AND l.model = m.model ORDER BY l.id DESC LIMIT 1;
 SELECT abs(unlearn_predict('pp_decl', '{0.75,4}') -
 		   1 / (1 + exp(-(c[1] * 1 + c[2] * 2 + c[3] * 2) / greatest(sqrt(3), sqrt(1 + 4 + 4))))) < 1e-12 AS map_by_hand
 FROM (SELECT unlearn_coef('pp_decl') AS c) w;
-SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'declared', centre => '{0}', spread => '{1}');
-SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'declared', centre => '{0,0}', spread => '{1,0}');
-SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'declared', centre => '{0,NaN}', spread => '{1,1}');
-SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', centre => '{0,0}', spread => '{1,1}');
-SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'declared');
-SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', preprocess => 'minmax');
+SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', options => '{"preprocess": "declared", "centre": [0], "spread": [1]}');
+SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', options => '{"preprocess": "declared", "centre": [0, 0], "spread": [1, 0]}');
+SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', options => '{"preprocess": "declared", "centre": [0, "NaN"], "spread": [1, 1]}');
+SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', options => '{"centre": [0, 0], "spread": [1, 1]}');
+SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', options => '{"preprocess": "declared"}');
+SELECT unlearn_train('pp_bad', 'pp_leak', 'y', '{x,z}', options => '{"preprocess": "minmax"}');
 -- an array column takes one centre and spread for all its elements
 SELECT model FROM unlearn_train('pp_arr', 'ones_sevens', 'is_one', '{pixels}', sigma => 0.1);
 SELECT array_length(centre, 1) AS one_centre, array_length(spread, 1) AS one_spread,

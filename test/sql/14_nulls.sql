@@ -1,4 +1,4 @@
--- nulls => 'skip': a row with a null in a model column (the label, a
+-- "nulls": "skip": a row with a null in a model column (the label, a
 -- feature, or an element of the feature array) is outside the model.  Every
 -- statement form moves rows in and out; after each, rows and skipped equal
 -- counts of the table, the model stays certified, and least squares equals
@@ -27,9 +27,9 @@ UPDATE nl_lsq SET bmi = NULL WHERE id % 40 = 1;
 UPDATE nl_lsq SET target = NULL WHERE id % 40 = 2;
 
 -- 1. training leaves them out, and counts them
-SELECT model, rows, skipped FROM unlearn_train('nl', 'nl', 'label', '{pixels}', sigma => 20, nulls => 'skip');
+SELECT model, rows, skipped FROM unlearn_train('nl', 'nl', 'label', '{pixels}', sigma => 20, options => '{"nulls": "skip"}');
 SELECT model, rows, skipped FROM unlearn_train('nl_lsq', 'nl_lsq', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
-											   loss => 'squared', lambda => 1e-4, sigma => 0, nulls => 'skip');
+											   loss => 'squared', lambda => 1e-4, sigma => 0, options => '{"nulls": "skip"}');
 SELECT nulls FROM unlearn.models WHERE model = 'nl';
 
 -- 2. every statement form, with rows moving in and out of the models (how
@@ -79,7 +79,7 @@ CREATE TABLE nl_lsq_refit AS SELECT * FROM nl_lsq
 	WHERE target IS NOT NULL AND bmi IS NOT NULL AND s3 IS NOT NULL;
 SELECT model FROM unlearn_train('nl_lsq_refit', 'nl_lsq_refit', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								loss => 'squared', lambda => (SELECT reg / rows FROM unlearn.models WHERE model = 'nl_lsq'),
-								sigma => 0, nulls => 'error');
+								sigma => 0, options => '{"nulls": "error"}');
 SELECT max(abs(a - b)) / max(abs(b)) < 1e-9 AS equals_refit
 FROM unnest(unlearn_coef('nl_lsq'), unlearn_coef('nl_lsq_refit')) AS u(a, b);
 SELECT a.centre = b.centre AND a.spread = b.spread AS same_map
@@ -101,7 +101,7 @@ FROM unlearn.models WHERE model = 'nl';
 -- 5. scoring and evaluation leave such rows out too
 SELECT count(*) AS scored, count(s.label) AS with_label FROM nl t, unlearn_score_row('nl', t) s;
 SELECT rows, skipped FROM unlearn_evaluate('nl');
--- nulls => 'error' refuses them, naming the column, not the row
+-- "nulls": "error" refuses them, naming the column, not the row
 UPDATE nl_lsq_refit SET bmi = NULL WHERE id = 3;
 SELECT unlearn_predict('nl_lsq', ARRAY[1, 2, NULL, 4, 5, 6, 7, 8, 9, 10]::float8[]);
 
@@ -112,7 +112,7 @@ CREATE TABLE nl_part_low PARTITION OF nl_part FOR VALUES FROM (MINVALUE) TO (300
 CREATE TABLE nl_part_high PARTITION OF nl_part FOR VALUES FROM (300) TO (MAXVALUE);
 INSERT INTO nl_part SELECT id, label, pixels FROM digits WHERE id <= 600;
 UPDATE nl_part SET label = NULL WHERE id % 40 = 1;
-SELECT model, rows, skipped FROM unlearn_train('nl_part', 'nl_part', 'label', '{pixels}', sigma => 20, nulls => 'skip');
+SELECT model, rows, skipped FROM unlearn_train('nl_part', 'nl_part', 'label', '{pixels}', sigma => 20, options => '{"nulls": "skip"}');
 SET client_min_messages = warning;
 UPDATE nl_part SET id = id + 300, label = NULL WHERE id IN (5, 6, 7);
 UPDATE nl_part SET id = id - 300, label = 1 WHERE id IN (41, 81);
@@ -122,12 +122,12 @@ SELECT nl_in_step('nl_part', 'nl_part', 'label IS NOT NULL AND pixels IS NOT NUL
 SELECT certified FROM unlearn_verify('nl_part');
 
 -- 7. bad input
-SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', nulls => 'ignore');
-SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', nulls => NULL);
+SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', options => '{"nulls": "ignore"}');
+SELECT unlearn_train('nl_x', 'nl', 'label', '{pixels}', options => '{"nulls": null}');
 CREATE TABLE nl_empty (id int, y int, a float8);
 INSERT INTO nl_empty VALUES (1, 1, NULL), (2, NULL, 2);
-SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', nulls => 'skip');
-SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', nulls => 'error');
+SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', options => '{"nulls": "skip"}');
+SELECT unlearn_train('nl_x', 'nl_empty', 'y', '{a}', options => '{"nulls": "error"}');
 
 -- 8. erasure is never refused: every row but one deleted
 DELETE FROM nl_lsq WHERE id <> 1;

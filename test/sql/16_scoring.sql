@@ -152,12 +152,12 @@ SELECT (SELECT count(*) FROM sc_times_serial) AS rows,
 							  EXCEPT SELECT key, label, float8send(score) FROM sc_times_serial) d) AS differing;
 DROP TABLE sc_times_parallel, sc_times_serial;
 SET max_parallel_workers_per_gather = 2;
--- under nulls => 'skip', a row with a null feature has a null label and
+-- under "nulls": "skip", a row with a null feature has a null label and
 -- score in the workers too
 CREATE TABLE sc_times_gaps AS SELECT * FROM sc_times;
 ALTER TABLE sc_times_gaps ADD PRIMARY KEY (at);
 SELECT model FROM unlearn_train('sc_times_gaps', 'sc_times_gaps', 'y', '{u,v}', sigma => 0.5,
-								nulls => 'skip');
+								options => '{"nulls": "skip"}');
 UPDATE sc_times_gaps SET v = NULL WHERE y = 0 AND u < 20;
 SET client_min_messages = debug1;
 SELECT count(*) FILTER (WHERE label IS NULL AND score IS NULL) AS unscored,

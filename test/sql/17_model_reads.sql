@@ -116,7 +116,7 @@ RESET ROLE;
 -- that may not read them gets none (they go to the server log)
 SET ROLE mr_owner;
 SELECT model FROM unlearn_train('mr_tiny', 'mr_t', 'is_one', '{pixels}', sigma => 1e-6,
-								on_exhausted => 'suspend');
+								options => '{"on_exhausted": "suspend"}');
 RESET ROLE;
 -- (not even with the client's message level at debug1)
 SET ROLE mr_analyst;

@@ -124,7 +124,7 @@ UPDATE ex_part SET sex_code = 'f' WHERE id BETWEEN 100 AND 110 AND sex_code = 'm
 UPDATE ex_part_f SET bmi = bmi + 2 WHERE id BETWEEN 200 AND 230;
 SELECT ex_in_step('ex_part', 'ex_part') AS partitions, ex_equals_refit('ex_part', 'ex_part') AS partitions;
 
--- 6. nulls => 'skip': an expression that is null (a category first seen
+-- 6. "nulls": "skip": an expression that is null (a category first seen
 -- after training) leaves the row outside the model; under 'error' it is an
 -- error naming the expression, never the row
 CREATE TABLE ex_cat (id int PRIMARY KEY, colour text, x float8, y float8);
@@ -132,7 +132,7 @@ INSERT INTO ex_cat SELECT i, (ARRAY['red', 'green', 'blue'])[1 + i % 3], i % 17,
 FROM generate_series(1, 200) i;
 SELECT rows, skipped FROM unlearn_train('ex_cat', 'ex_cat', 'y',
 	ARRAY['x', 'CASE colour WHEN ''red'' THEN 1 WHEN ''green'' THEN 0 END', 'colour = ''blue'''],
-	loss => 'squared', sigma => 0, nulls => 'skip');
+	loss => 'squared', sigma => 0, options => '{"nulls": "skip"}');
 UPDATE ex_cat SET colour = 'purple' WHERE id IN (1, 2);			-- first seen: the rows leave
 SELECT rows, skipped FROM unlearn.models WHERE model = 'ex_cat';
 UPDATE ex_cat SET colour = 'red' WHERE id = 1;					-- known again: the row joins
@@ -141,7 +141,7 @@ SELECT certified FROM unlearn_verify('ex_cat');
 UPDATE ex_cat SET colour = 'green' WHERE id = 2;
 SELECT rows FROM unlearn_train('ex_cat_strict', 'ex_cat', 'y',
 	ARRAY['x', 'CASE colour WHEN ''red'' THEN 1 WHEN ''green'' THEN 0 WHEN ''blue'' THEN 0 END'],
-	loss => 'squared', sigma => 0, nulls => 'error');
+	loss => 'squared', sigma => 0, options => '{"nulls": "error"}');
 UPDATE ex_cat SET colour = 'purple' WHERE id = 3;
 INSERT INTO ex_cat VALUES (9999, 'teal', 1, 1);
 

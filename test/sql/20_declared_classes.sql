@@ -2,7 +2,7 @@
 -- and true, taken from its type.  They depend on no row, so they never
 -- change: a class may lose its last row without a retrain, a declared
 -- class may have no row at all, and a row with another label is outside
--- the model, as a row with a null is under nulls => 'skip': nothing is
+-- the model, as a row with a null is under "nulls": "skip": nothing is
 -- refused, a DELETE whose cascade writes such a label included.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
@@ -11,8 +11,7 @@
 CREATE TABLE dc AS SELECT id, label, pixels FROM digits
 WHERE (label <= 2 AND id <= 900) OR (label = 3 AND id <= 100);
 ALTER TABLE dc ADD PRIMARY KEY (id);
-SELECT model, classes FROM unlearn_train('dc', 'dc', 'label', '{pixels}', sigma => 300, bound => 'exact',
-										 preprocess => 'none', classes => '{4, 3, 01, 2, 0}');
+SELECT model, classes FROM unlearn_train('dc', 'dc', 'label', '{pixels}', sigma => 300, options => '{"bound": "exact", "preprocess": "none", "classes": ["4", "3", "01", "2", "0"]}');
 SELECT classes, classes_declared, rows, state FROM unlearn.models WHERE model = 'dc';
 -- class 4 has no row; it is a class of the model all the same
 SELECT class_rows FROM unlearn.model_state WHERE model = 'dc';
@@ -37,7 +36,7 @@ SELECT certified FROM unlearn_verify('dc');
 -- the same classes, counts and shape as a model trained on the rows left
 CREATE TABLE dc_fresh AS SELECT * FROM dc;
 SELECT model FROM unlearn_train('dc_fresh', 'dc_fresh', 'label', '{pixels}', sigma => 300,
-								preprocess => 'none', classes => '{0, 1, 2, 3, 4}');
+								options => '{"preprocess": "none", "classes": ["0", "1", "2", "3", "4"]}');
 SELECT a.classes = b.classes AS same_classes, a.rows = b.rows AS same_rows,
 	   sa.class_rows = sb.class_rows AS same_counts,
 	   array_length(unlearn_coef('dc'), 1) = array_length(unlearn_coef('dc_fresh'), 1) AS same_shape
@@ -92,7 +91,7 @@ SELECT classes, state, rows, skipped FROM unlearn.models WHERE model = 'dc';
 -- 5. nothing refuses another label: a foreign key that sets a deleted
 -- parent's children to a default no class names lets the DELETE go on,
 -- and the children leave the model; a partition attached with such rows
--- brings them outside it.  Under nulls => 'skip' the same, nulls besides.
+-- brings them outside it.  Under "nulls": "skip" the same, nulls besides.
 CREATE TABLE dc_kind (name text PRIMARY KEY);
 INSERT INTO dc_kind VALUES ('low'), ('mid'), ('high'), ('unknown');
 CREATE TABLE dc_skip (id int, label text DEFAULT 'unknown' REFERENCES dc_kind ON DELETE SET DEFAULT,
@@ -100,8 +99,8 @@ CREATE TABLE dc_skip (id int, label text DEFAULT 'unknown' REFERENCES dc_kind ON
 CREATE TABLE dc_skip_1 PARTITION OF dc_skip FOR VALUES FROM (1) TO (1000);
 INSERT INTO dc_skip SELECT i, (ARRAY['low', 'mid', 'high'])[i % 3 + 1], sin(i), cos(i)
 FROM generate_series(1, 60) i;
-SELECT model, classes FROM unlearn_train('dc_skip', 'dc_skip', 'label', '{a,b}', nulls => 'skip',
-										 sigma => 100, classes => '{low,mid,high,none}');
+SELECT model, classes FROM unlearn_train('dc_skip', 'dc_skip', 'label', '{a,b}',
+										 sigma => 100, options => '{"nulls": "skip", "classes": ["low", "mid", "high", "none"]}');
 SELECT classes FROM unlearn.models WHERE model = 'dc_skip';
 DELETE FROM dc_kind WHERE name = 'high';
 SELECT rows, skipped, rows = (SELECT count(*) FROM dc_skip WHERE label IN ('low', 'mid')) AS rows_match
@@ -140,7 +139,7 @@ CREATE TABLE dc_dom (id int PRIMARY KEY, label dc_digit, a float8, b float8);
 SET client_min_messages = warning;
 INSERT INTO dc_dom SELECT i, i % 2, sin(i), cos(i) FROM generate_series(1, 40) i;
 RESET client_min_messages;
-SELECT model, classes FROM unlearn_train('dc_dom', 'dc_dom', 'label', '{a,b}', classes => '{1, 0, 2}');
+SELECT model, classes FROM unlearn_train('dc_dom', 'dc_dom', 'label', '{a,b}', options => '{"classes": ["1", "0", "2"]}');
 SELECT classes FROM unlearn.models WHERE model = 'dc_dom';
 
 -- 8. bad declarations, each with its SQLSTATE and message; nothing is
@@ -157,14 +156,15 @@ END $$;
 SELECT count(*) AS models_before FROM unlearn.models \gset
 SELECT pg_temp.error_of(format('SELECT unlearn_train(''dc_bad'', %L, ''label'', ''{pixels}'', %s)', t, a))
 FROM (VALUES
-	('dc_fresh', 'classes => ''{7, 8}'''),
-	('dc_fresh', 'classes => ''{0, 1, 2, 01, 4}'''),
-	('dc_fresh', 'classes => ''{0, NULL}'''),
-	('dc_fresh', 'classes => ''{0}'''),
-	('dc_fresh', 'classes => ''{{0, 1}, {2, 4}}'''),
-	('dc_fresh', 'classes => ''{0, 1, two}'''),
-	('dc_fresh', 'loss => ''squared'', classes => ''{0, 1}'''),
-	('dc_one', 'classes => ''{0, 5}''')
+	('dc_fresh', 'options => ''{"classes": [7, 8]}'''),
+	('dc_fresh', 'options => ''{"classes": ["0", "1", "2", "01", "4"]}'''),
+	('dc_fresh', 'options => ''{"classes": [0, null]}'''),
+	('dc_fresh', 'options => ''{"classes": [0]}'''),
+	('dc_fresh', 'options => ''{"classes": [[0, 1], [2, 4]]}'''),
+	('dc_fresh', 'options => ''{"classes": [0, 1, "two"]}'''),
+	('dc_fresh', 'loss => ''squared'', options => ''{"classes": [0, 1]}'''),
+	('dc_fresh', 'options => ''{"classes": "{0, 1}"}'''),
+	('dc_one', 'options => ''{"classes": [0, 5]}''')
 ) v(t, a);
 SELECT count(*) = :models_before AS nothing_trained FROM unlearn.models;
 

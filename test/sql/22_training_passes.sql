@@ -18,11 +18,11 @@ DELETE FROM tp_dom WHERE id <= 5;
 SELECT rows = (SELECT count(*) FROM tp_dom) AS rows_match, certified FROM unlearn.models, unlearn_verify('tp_dom')
 WHERE model = 'tp_dom';
 
--- 2. a row outside the model (null label, nulls => 'skip') whose array has
+-- 2. a row outside the model (null label, "nulls": "skip") whose array has
 -- two dimensions: a DELETE that retrains still goes through
 CREATE TABLE tp_shape (id int PRIMARY KEY, y text, x float8[]);
 INSERT INTO tp_shape SELECT id, CASE WHEN label < 5 THEN 'low' ELSE 'high' END, pixels[1:8] FROM digits;
-SELECT model, rows FROM unlearn_train('tp_shape', 'tp_shape', 'y', '{x}', nulls => 'skip', sigma => 10);
+SELECT model, rows FROM unlearn_train('tp_shape', 'tp_shape', 'y', '{x}', sigma => 10, options => '{"nulls": "skip"}');
 INSERT INTO tp_shape VALUES (5001, 'low', array_fill(1000::float8, ARRAY[8]));
 INSERT INTO tp_shape VALUES (5002, NULL, '{{1,2},{3,4}}');
 DELETE FROM tp_shape WHERE id = 5001;
@@ -86,12 +86,11 @@ CREATE TABLE tp_names (id int PRIMARY KEY, key text, s float8[]);
 INSERT INTO tp_names SELECT id, CASE WHEN label < 5 THEN 'low' ELSE 'high' END, pixels FROM digits;
 INSERT INTO tp_names VALUES (5001, 'low', array_fill(NULL::float8, ARRAY[64]));
 INSERT INTO tp_names SELECT 5002, 'other', pixels FROM digits WHERE id = 1;
-SELECT model, rows, skipped FROM unlearn_train('tp_names', 'tp_names', 'key', '{s}', nulls => 'skip',
-	classes => '{low,high}', sigma => 10);
+SELECT model, rows, skipped FROM unlearn_train('tp_names', 'tp_names', 'key', '{s}', sigma => 10, options => '{"nulls": "skip", "classes": ["low", "high"]}');
 SELECT rows = (SELECT count(*) FROM tp_names WHERE key IN ('low', 'high') AND id <> 5001) AS rows_match
 FROM unlearn.models WHERE model = 'tp_names';
--- under nulls => 'error' the null element is refused
-SELECT model FROM unlearn_train('tp_names_strict', 'tp_names', 'key', '{s}', classes => '{low,high}', nulls => 'error');
+-- under "nulls": "error" the null element is refused
+SELECT model FROM unlearn_train('tp_names_strict', 'tp_names', 'key', '{s}', options => '{"classes": ["low", "high"], "nulls": "error"}');
 SELECT unlearn_drop('tp_names');
 DROP TABLE tp_names;
 

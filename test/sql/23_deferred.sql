@@ -1,4 +1,4 @@
--- Deferred removal (removal => 'deferred'): the row trigger queues every
+-- Deferred removal ("removal": "deferred"): the row trigger queues every
 -- changed row in unlearn.pending, the model withholds its weights while the
 -- queue is not empty, and unlearn_apply_pending applies the queue as one
 -- statement.  Least squares equals a refit after every DML form; a logistic
@@ -18,17 +18,16 @@ INSERT INTO dq SELECT id, label, pixels[20], pixels[21], pixels[27], pixels[28],
 FROM digits WHERE id <= 600;
 
 -- bad input
-SELECT model FROM unlearn_train('dq_bad', 'dq', 'target', '{p1,p2}', loss => 'squared', removal => 'later');
-SELECT model FROM unlearn_train('dq_bad', 'dq', 'target', '{p1,p2}', loss => 'squared', removal => NULL);
+SELECT model FROM unlearn_train('dq_bad', 'dq', 'target', '{p1,p2}', loss => 'squared', options => '{"removal": "later"}');
+SELECT model FROM unlearn_train('dq_bad', 'dq', 'target', '{p1,p2}', loss => 'squared', options => '{"removal": null}');
 
 SELECT model, rows, removal, pending FROM unlearn_train('dq_lsq', 'dq', 'target',
-	'{p1,p2,p3,p4,p5,p6,p7,p8}', loss => 'squared', sigma => 0, preprocess => 'none',
-	removal => 'deferred');
+	'{p1,p2,p3,p4,p5,p6,p7,p8}', loss => 'squared', sigma => 0, options => '{"preprocess": "none", "removal": "deferred"}');
 SELECT model, rows, removal, pending FROM unlearn_train('dq_log', 'dq', 'three',
-	'{p1,p2,p3,p4,p5,p6,p7,p8}', sigma => 1, preprocess => 'none', removal => 'deferred');
+	'{p1,p2,p3,p4,p5,p6,p7,p8}', sigma => 1, options => '{"preprocess": "none", "removal": "deferred"}');
 -- an immediate model on the same table keeps applying at once
 SELECT model, rows, removal, pending FROM unlearn_train('dq_now', 'dq', 'target',
-	'{p1,p2,p3,p4,p5,p6,p7,p8}', loss => 'squared', sigma => 0, preprocess => 'none');
+	'{p1,p2,p3,p4,p5,p6,p7,p8}', loss => 'squared', sigma => 0, options => '{"preprocess": "none"}');
 SELECT tgname, tgenabled, tgtype & 1 = 1 AS for_each_row FROM pg_trigger
 WHERE tgrelid = 'dq'::regclass ORDER BY tgname;
 SELECT unlearn_apply_pending('dq_now');
@@ -83,7 +82,7 @@ SELECT count(*) AS left_in_queue FROM unlearn.pending;
 -- the refit uses the same Lambda: lambda * rows = the frozen Lambda
 SELECT reg / rows AS refit_lambda FROM unlearn.models WHERE model = 'dq_lsq' \gset
 SELECT model FROM unlearn_train('dq_refit', 'dq', 'target', '{p1,p2,p3,p4,p5,p6,p7,p8}',
-	loss => 'squared', lambda => :refit_lambda, sigma => 0, preprocess => 'none');
+	loss => 'squared', lambda => :refit_lambda, sigma => 0, options => '{"preprocess": "none"}');
 SELECT count(DISTINCT scale) AS one_row_map FROM unlearn.models WHERE model IN ('dq_lsq', 'dq_refit');
 SELECT pg_temp.max_diff(unlearn_coef('dq_lsq'), unlearn_coef('dq_refit'))
 	   / (SELECT max(abs(v)) FROM unnest(unlearn_coef('dq_refit')) v) < 1e-9 AS equals_refit,
@@ -117,7 +116,7 @@ GRANT TRIGGER ON dq TO dq_owner;
 GRANT DELETE, SELECT ON dq TO dq_stranger;
 SET ROLE dq_owner;
 SELECT model, removal FROM unlearn_train('dq_theirs', 'dq', 'target', '{p1,p2,p3}',
-	loss => 'squared', sigma => 0, removal => 'deferred');
+	loss => 'squared', sigma => 0, options => '{"removal": "deferred"}');
 SELECT unlearn_grant('dq_theirs', 'dq_reader');
 RESET ROLE;
 SET ROLE dq_stranger;
@@ -208,7 +207,7 @@ CREATE TABLE dp_rest (p3 float8, target float8, id int, grp int, p2 float8, p1 f
 ALTER TABLE dp ATTACH PARTITION dp_rest FOR VALUES IN (1, 2);
 INSERT INTO dp SELECT id, id % 3, label, pixels[20], pixels[28], pixels[36] FROM digits WHERE id <= 500;
 SELECT model, rows FROM unlearn_train('dp_lsq', 'dp', 'target', '{p1,p2,p3}', loss => 'squared',
-	sigma => 0, preprocess => 'none', removal => 'deferred');
+	sigma => 0, options => '{"preprocess": "none", "removal": "deferred"}');
 UPDATE dp SET grp = 0, p1 = p1 + 1 WHERE id % 7 = 1;
 DELETE FROM dp_parent WHERE grp = 2;
 DELETE FROM dp_rest WHERE id % 11 = 0;
@@ -217,7 +216,7 @@ SELECT model, rows = (SELECT count(*) FROM dp) AS rows_match, pending FROM unlea
 SELECT reg / rows AS refit_lambda FROM unlearn.models WHERE model = 'dp_lsq' \gset
 CREATE TABLE dp_copy AS SELECT * FROM dp;
 SELECT model FROM unlearn_train('dp_refit', 'dp_copy', 'target', '{p1,p2,p3}', loss => 'squared',
-	lambda => :refit_lambda, sigma => 0, preprocess => 'none');
+	lambda => :refit_lambda, sigma => 0, options => '{"preprocess": "none"}');
 SELECT pg_temp.max_diff(unlearn_coef('dp_lsq'), unlearn_coef('dp_refit'))
 	   / (SELECT max(abs(v)) FROM unnest(unlearn_coef('dp_refit')) v) < 1e-9 AS equals_refit;
 

@@ -78,7 +78,7 @@ SELECT * FROM pg_temp.check_models();
 -- a model trained with such rows in its table leaves them out from the start
 INSERT INTO sq VALUES (100008, 1e300, 0.1, 0.2, 0.3);
 SELECT model, rows, skipped FROM unlearn_train('sq_big', 'sq', 'y', '{a,b,c}', loss => 'squared',
-											   nulls => 'error');
+											   options => '{"nulls": "error"}');
 SELECT unlearn_drop('sq_big');
 DELETE FROM sq WHERE id = 100008;
 

@@ -7,7 +7,7 @@
 --     and the model is suspended;
 --  3. unlearn_train(..., replace => true) with the expression mended
 --     brings the model back, certified;
---  4. a deferred model, a null under nulls => 'error', a ROLLBACK;
+--  4. a deferred model, a null under "nulls": "error", a ROLLBACK;
 --  5. the table's owner may attach any built-in immutable expression.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
@@ -92,15 +92,15 @@ SELECT state FROM unlearn.models WHERE model = 'ef_div';
 ROLLBACK;
 SELECT state FROM unlearn.models WHERE model = 'ef_div';
 -- a deferred model is suspended the same way, in its row trigger
-SELECT model FROM unlearn_train('ef_q', 'ef', 'y', ARRAY['income / age'], sigma => 1, removal => 'deferred');
+SELECT model FROM unlearn_train('ef_q', 'ef', 'y', ARRAY['income / age'], sigma => 1, options => '{"removal": "deferred"}');
 UPDATE ef SET age = 0 WHERE id = 31;
 SELECT model, state FROM unlearn.models WHERE model IN ('ef_div', 'ef_q') ORDER BY 1;
 SELECT rows + skipped = (SELECT count(*) FROM ef) AS counted FROM unlearn.models WHERE model = 'ef_div';
 SELECT unlearn_drop('ef_q');
 SELECT unlearn_drop('ef_div');
--- a null under nulls => 'error' still refuses the write: that is the policy
+-- a null under "nulls": "error" still refuses the write: that is the policy
 SELECT model FROM unlearn_train('ef_strict', 'ef', 'y', ARRAY['income * 2'],
-	sigma => 1, nulls => 'error');
+	sigma => 1, options => '{"nulls": "error"}');
 INSERT INTO ef VALUES (3000, NULL, 1, 40, 'north', true);
 SELECT unlearn_drop('ef_strict');
 RESET ROLE;

@@ -2,11 +2,12 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.16.0, through 0.2.0 to 0.15.0).  The models are trained by
+# install's (0.17.0, through 0.2.0 to 0.16.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0 and 0.15.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0 and
+# 0.16.0.
 use strict;
 use warnings;
 
@@ -35,7 +36,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.16.0', 'updated to 0.16.0 (through 0.2.0 to 0.15.0)');
+	'0.17.0', 'updated to 0.17.0 (through 0.2.0 to 0.16.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -306,7 +307,7 @@ is($node->safe_psql('from0100', q{SELECT (rows = (SELECT count(*) FROM sixes)) |
 $node->safe_psql('from0100', 'ALTER EXTENSION unlearn UPDATE');
 $node->safe_psql('from0100', q{
 DELETE FROM sixes WHERE id % 10 = 1;
-SELECT model FROM unlearn_train('sixes_later', 'sixes', 'six', '{pixels}', sigma => 100, removal => 'deferred');
+SELECT model FROM unlearn_train('sixes_later', 'sixes', 'six', '{pixels}', sigma => 100, options => '{"removal": "deferred"}');
 DELETE FROM sixes WHERE id % 10 = 2;
 SELECT model FROM unlearn_apply_pending('sixes_later');
 });
@@ -348,17 +349,17 @@ $node->safe_psql('from0120', $DIGITS_SQL . q{
 CREATE TABLE threes AS SELECT id, label = 3 AS three, pixels FROM digits;
 ALTER TABLE threes ADD PRIMARY KEY (id);
 });
-my ($out, $before, $after);
+my ($train_out, $passes_before, $passes_after);
 $node->psql('from0120',
 	q{SELECT model FROM unlearn_train('before', 'threes', 'three', '{pixels}', sigma => 0, verbose => true)},
-	stdout => \$out, stderr => \$before, on_error_die => 1);
-like($before, qr/pass \d+ \(gradient and Hessian\)/, 'on the 0.12.0 catalog the passes take the Hessian');
-unlike($before, qr/pass \d+ \(gradient\)/, 'and none takes the gradient alone');
+	stdout => \$train_out, stderr => \$passes_before, on_error_die => 1);
+like($passes_before, qr/pass \d+ \(gradient and Hessian\)/, 'on the 0.12.0 catalog the passes take the Hessian');
+unlike($passes_before, qr/pass \d+ \(gradient\)/, 'and none takes the gradient alone');
 $node->safe_psql('from0120', 'ALTER EXTENSION unlearn UPDATE');
 $node->psql('from0120',
 	q{SELECT model FROM unlearn_train('after', 'threes', 'three', '{pixels}', sigma => 0, verbose => true)},
-	stdout => \$out, stderr => \$after, on_error_die => 1);
-like($after, qr/pass \d+ \(gradient\)/, 'after the update the last passes take the gradient alone');
+	stdout => \$train_out, stderr => \$passes_after, on_error_die => 1);
+like($passes_after, qr/pass \d+ \(gradient\)/, 'after the update the last passes take the gradient alone');
 is($node->safe_psql('from0120', q{
 SELECT max(abs(a - b)) < 1e-6 FROM unlearn.models x, unlearn.models y,
 	unnest(x.coef, y.coef) AS u(a, b) WHERE x.model = 'before' AND y.model = 'after'}),
@@ -432,6 +433,34 @@ is($node->safe_psql('from0150', $comments), $node->safe_psql('fresh', $comments)
 	'the comments updated from 0.15.0 equal a fresh install');
 is($node->safe_psql('from0150', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.15.0 equals a fresh install');
+
+# 0.16.0 to 0.17.0: unlearn_train takes its rarely changed settings as
+# options => jsonb; a model trained with the 0.16.0 signature keeps its
+# settings, and the old signature is gone
+my $train_signature = q{
+SELECT string_agg(pg_get_function_identity_arguments(oid), '; ')
+FROM pg_proc WHERE proname = 'unlearn_train'};
+$node->safe_psql('postgres', 'CREATE DATABASE from0160');
+$node->safe_psql('from0160', "CREATE EXTENSION unlearn VERSION '0.16.0'");
+$node->safe_psql('from0160', q{
+CREATE TABLE t (id int PRIMARY KEY, y boolean, a float8);
+INSERT INTO t SELECT i, i % 3 = 0, i % 7 FROM generate_series(1, 60) i;
+SELECT 1 FROM unlearn_train('old', 't', 'y', '{a}', sigma => 5, nulls => 'error', bound => 'exact');
+});
+$node->safe_psql('from0160', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from0160', $train_signature), $node->safe_psql('fresh', $train_signature),
+	'after the update unlearn_train has the signature of a fresh install');
+like($node->safe_psql('from0160', $train_signature), qr/options jsonb/,
+	'which takes options jsonb');
+is($node->safe_psql('from0160', q{
+SELECT 1 FROM unlearn_train('new', 't', 'y', '{a}', sigma => 5, options => '{"nulls": "error", "bound": "exact"}');
+SELECT string_agg(model || ':' || nulls || ':' || bound, ',' ORDER BY model) FROM unlearn.models}),
+	"1\nnew:error:exact,old:error:exact",
+	'options set what the old named arguments set');
+is($node->safe_psql('from0160', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.16.0 equal a fresh install');
+is($node->safe_psql('from0160', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.16.0 equals a fresh install');
 
 $node->stop;
 done_testing();

@@ -35,7 +35,7 @@ is($node->safe_psql('postgres', 'SELECT state_memory FROM unlearn_runtime()'), 2
 # four models of 201 weights with K' (325kB each): two copies of all four
 # do not fit
 $node->safe_psql('postgres', wide_table('wide', 200, 400) . q{
-SELECT count(*) FROM (SELECT unlearn_train('w' || k, 'wide', 'label', '{x}', bound => 'guo', sigma => 1)
+SELECT count(*) FROM (SELECT unlearn_train('w' || k, 'wide', 'label', '{x}', sigma => 1, options => '{"bound": "guo"}')
 					  FROM generate_series(1, 4) k) t;
 });
 
@@ -68,7 +68,7 @@ cmp_ok($node->safe_psql('postgres', q{SELECT retrain_distance FROM unlearn_verif
 
 # a model whose matrices (2.0MB with K') can never fit in the store
 $node->safe_psql('postgres', wide_table('wider', 500, 600) . q{
-SELECT count(*) FROM unlearn_train('big', 'wider', 'label', '{x}', bound => 'guo', sigma => 1);
+SELECT count(*) FROM unlearn_train('big', 'wider', 'label', '{x}', sigma => 1, options => '{"bound": "guo"}');
 });
 my $resident = $node->safe_psql('postgres', q{
 SELECT string_agg(model || ':' || resident, ',' ORDER BY model) FROM unlearn.status});

@@ -4,7 +4,7 @@
 # transaction, so no user statement pays that pass; it does not re-anchor a
 # model again until the model has spent more; and unlearn.worker = off
 # stops it.  Its work is in the ledger.  The model of sections 1 to 5 maps
-# its rows with preprocess => 'none': under 'standardize', a DELETE that
+# its rows with "preprocess": "none": under 'standardize', a DELETE that
 # moves a column's statistics a grid step retrains in the user statement,
 # which is 13_preprocess's subject, not the worker's.
 use strict;
@@ -32,7 +32,7 @@ $node->safe_psql('postgres', $DIGITS_SQL . q{
 CREATE TABLE threes AS SELECT id, (label = 3)::int AS y, pixels FROM digits;
 ALTER TABLE threes ADD PRIMARY KEY (id);
 SELECT count(*) FROM unlearn_train('threes', 'threes', 'y', '{pixels}', sigma => 1, lambda => 1e-3,
-                                   preprocess => 'none');
+                                   options => '{"preprocess": "none"}');
 DELETE FROM threes WHERE id = 1;
 });
 
@@ -191,8 +191,8 @@ ALTER SYSTEM SET unlearn.worker = off;
 SELECT pg_reload_conf();
 CREATE TABLE fives AS SELECT id, (label = 5)::int AS y, pixels FROM digits;
 ALTER TABLE fives ADD PRIMARY KEY (id);
-SELECT count(*) FROM unlearn_train('keep', 'fives', 'y', '{pixels}', bound => 'exact', on_exhausted => 'suspend');
-SELECT count(*) FROM unlearn_train('renew', 'fives', 'y', '{pixels}', bound => 'exact');
+SELECT count(*) FROM unlearn_train('keep', 'fives', 'y', '{pixels}', options => '{"bound": "exact", "on_exhausted": "suspend"}');
+SELECT count(*) FROM unlearn_train('renew', 'fives', 'y', '{pixels}', options => '{"bound": "exact"}');
 });
 my $noise = $node->safe_psql('postgres', q{SELECT md5(noise) FROM unlearn.model_state WHERE model = 'renew'});
 # the smallest DELETE (tried and rolled back) that makes both models due

@@ -44,7 +44,7 @@ SELECT max(abs(a.c - b.c)) / max(abs(a.c))
 FROM unnest((SELECT coef FROM unlearn.models WHERE model = '%s')) WITH ORDINALITY a(c, i)
 JOIN unnest((SELECT coef FROM unlearn.models WHERE model = '%s')) WITH ORDINALITY b(c, i) USING (i)};
 
-for my $case (['five', 'fives', 'five', ''], ['ovr', 'classes10', 'label', ", bound => 'guo'"])
+for my $case (['five', 'fives', 'five', ''], ['ovr', 'classes10', 'label', q{, options => '{"bound": "guo"}'}])
 {
 	my ($name, $table, $label, $options) = @$case;
 	my $train = "SELECT model FROM unlearn_train('%s', '$table', '$label', '{pixels}', sigma => 0, lambda => 1e-3$options)";

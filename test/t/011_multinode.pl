@@ -102,8 +102,8 @@ my ($rc, $out, $err) = $coordinator->psql('postgres',
 like($err, qr/table "dist" cannot have a model with immediate removal: it has foreign partition "dist_p1"/,
 	'immediate removal is refused on a tree with foreign partitions');
 $coordinator->safe_psql('postgres', q{
-SELECT model FROM unlearn_train('dist_exact', 'dist', 'five', '{pixels}', sigma => 0, removal => 'deferred');
-SELECT model FROM unlearn_train('dist_noisy', 'dist', 'five', '{pixels}', sigma => 1, removal => 'deferred');
+SELECT model FROM unlearn_train('dist_exact', 'dist', 'five', '{pixels}', sigma => 0, options => '{"removal": "deferred"}');
+SELECT model FROM unlearn_train('dist_noisy', 'dist', 'five', '{pixels}', sigma => 1, options => '{"removal": "deferred"}');
 SELECT model FROM unlearn_train('single_exact', 'single', 'five', '{pixels}', sigma => 0);
 });
 my $distance = q{
