@@ -103,3 +103,34 @@ RETURNS SETOF unlearn.plan
 AS 'MODULE_PATHNAME', 'unlearn_plan' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION unlearn_plan(bigint, text, bigint, integer, integer, float8, float8, float8, text, boolean)
 IS 'the sigma that lets a model absorb a number of single-row removals between re-anchorings: worst case from the table size, and measured from a model''s ledger; for a model (owner only), the accuracy cost of that sigma measured by fitting its rows';
+
+-- unlearn_audit: a membership-inference audit with canaries
+CREATE TYPE unlearn.audit AS (
+	population text,
+	rows integer,
+	auc float8,
+	tpr_at_0_1 float8, tpr_at_0_1_low float8, tpr_at_0_1_high float8,
+	tpr_at_1 float8, tpr_at_1_low float8, tpr_at_1_high float8,
+	epsilon_lower_bound float8,
+	ceiling_at_0_1 float8, ceiling_at_1 float8,
+	error float8, mean_confidence float8, mean_entropy float8,
+	release_cosine float8);
+COMMENT ON TYPE unlearn.audit IS 'what unlearn_audit returns: per population of canaries (present, deleted, never seen, retrained) the attack''s AUC and its TPR at FPR 0.1% and 1% with 95% Clopper-Pearson intervals, the lower bound on epsilon they prove, the certificate''s ceilings, the read-outs and the two-release statistic';
+
+CREATE FUNCTION unlearn_audit(
+	model text,
+	canaries integer DEFAULT 2000,
+	shadows integer DEFAULT 16,
+	attack text DEFAULT 'lira',
+	canary_kind text DEFAULT 'mislabeled',
+	seed bigint DEFAULT NULL)
+RETURNS SETOF unlearn.audit
+AS 'MODULE_PATHNAME', 'unlearn_audit' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION unlearn_audit(text, integer, integer, text, text, bigint)
+IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (lira with shadow models, analytic or loo in closed form) scores them, and everything the audit wrote is rolled back';
+
+CREATE FUNCTION unlearn._audit_statistics(members float8[], non_members float8[],
+	OUT auc float8, OUT tpr_at_0_1 float8, OUT tpr_at_0_1_low float8, OUT tpr_at_0_1_high float8,
+	OUT tpr_at_1 float8, OUT tpr_at_1_low float8, OUT tpr_at_1_high float8)
+AS 'MODULE_PATHNAME', 'unlearn_audit_statistics' LANGUAGE C IMMUTABLE STRICT;
+COMMENT ON FUNCTION unlearn._audit_statistics(float8[], float8[]) IS 'internal: the AUC and TPRs with Clopper-Pearson intervals that unlearn_audit reports for given scores; for tests';

@@ -471,6 +471,36 @@ RETURNS SETOF unlearn.verification
 AS 'MODULE_PATHNAME', 'unlearn_verify' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table)';
 
+CREATE TYPE unlearn.audit AS (
+	population text,
+	rows integer,
+	auc float8,
+	tpr_at_0_1 float8, tpr_at_0_1_low float8, tpr_at_0_1_high float8,
+	tpr_at_1 float8, tpr_at_1_low float8, tpr_at_1_high float8,
+	epsilon_lower_bound float8,
+	ceiling_at_0_1 float8, ceiling_at_1 float8,
+	error float8, mean_confidence float8, mean_entropy float8,
+	release_cosine float8);
+COMMENT ON TYPE unlearn.audit IS 'what unlearn_audit returns: per population of canaries (present, deleted, never seen, retrained) the attack''s AUC and its TPR at FPR 0.1% and 1% with 95% Clopper-Pearson intervals, the lower bound on epsilon they prove, the certificate''s ceilings, the read-outs and the two-release statistic';
+
+CREATE FUNCTION unlearn_audit(
+	model text,
+	canaries integer DEFAULT 2000,
+	shadows integer DEFAULT 16,
+	attack text DEFAULT 'lira',
+	canary_kind text DEFAULT 'mislabeled',
+	seed bigint DEFAULT NULL)
+RETURNS SETOF unlearn.audit
+AS 'MODULE_PATHNAME', 'unlearn_audit' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION unlearn_audit(text, integer, integer, text, text, bigint)
+IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (lira with shadow models, analytic or loo in closed form) scores them, and everything the audit wrote is rolled back';
+
+CREATE FUNCTION unlearn._audit_statistics(members float8[], non_members float8[],
+	OUT auc float8, OUT tpr_at_0_1 float8, OUT tpr_at_0_1_low float8, OUT tpr_at_0_1_high float8,
+	OUT tpr_at_1 float8, OUT tpr_at_1_low float8, OUT tpr_at_1_high float8)
+AS 'MODULE_PATHNAME', 'unlearn_audit_statistics' LANGUAGE C IMMUTABLE STRICT;
+COMMENT ON FUNCTION unlearn._audit_statistics(float8[], float8[]) IS 'internal: the AUC and TPRs with Clopper-Pearson intervals that unlearn_audit reports for given scores; for tests';
+
 CREATE FUNCTION unlearn_residual(model text) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_residual' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_residual(text) IS 'exact gradient residual vector of the released model on the current rows (owner only)';

@@ -123,6 +123,11 @@ extern bool retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise);
 extern void classes_from_rows(UnlearnModel *m);
 extern void no_classes(UnlearnModel *m);
 extern double design_target(UnlearnModel *m, const DesignMatrix *dm, int64 i, int k);
+/* canaries.c: a membership audit's rows, through the table's own writes */
+extern void canaries_insert(UnlearnModel *m, int count, char **labels, const double *x,
+							Oid *oids, ItemPointerData *tids);
+extern int64 canaries_delete(UnlearnModel *m, int count, const Oid *oids,
+							 const ItemPointerData *tids);
 /* privilege.c */
 typedef struct ExtensionContext
 {

@@ -126,6 +126,20 @@ extern void classification_metrics(const int *truth, const int *predicted, const
 								   int64 n, int K, ClassificationMetrics *out);
 extern void regression_metrics(const double *y, const double *pred, int64 n,
 							   RegressionMetrics *out);
+/* membership.c: the statistics of a membership-inference audit */
+extern double normal_cdf(double z);
+extern double normal_quantile(double q);
+extern double beta_cdf(double x, double a, double b);
+extern double beta_quantile(double q, double a, double b);
+extern void clopper_pearson(int64 hits, int64 n, double *low, double *high);
+extern void sort_scores(double *scores, int64 n);
+extern double membership_auc(const double *pos, int64 npos, const double *neg, int64 nneg);
+extern double threshold_at_fpr(const double *neg, int64 nneg, double alpha);
+extern int64 count_above(const double *scores, int64 n, double threshold);
+extern double membership_log_ratio(double phi, double mu_out, double shift, double spread);
+extern double gaussian_log_ratio(double phi, double mu_in, double sd_in, double mu_out,
+								 double sd_out);
+extern void packed_factor_product(const double *lp, int p, double *v);
 extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
 							  const struct RowBatch *added);
 

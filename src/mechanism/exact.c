@@ -99,4 +99,5 @@ const Mechanism exact_mechanism = {
 	.name = "exact",
 	.limit = exact_limit,
 	.apply = exact_apply,
+	.tpr_ceiling = removal_ceiling,
 };

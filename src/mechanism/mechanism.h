@@ -42,6 +42,10 @@ typedef struct StepRows
  *			move, and each class's bound of what the change added to the
  *			gradient residual goes to statement_bound.  Returns false if
  *			the state lost its numerical footing (the caller retrains).
+ *	tpr_ceiling	the most a membership attack may reach at false positive
+ *			rate fpr against a row the mechanism removed, if its
+ *			certificate holds (api/audit.c reports it beside what the
+ *			attack reached)
  *
  * Training (Algorithm 1, exec/train_pass.c over math/newton_solver.c),
  * re-anchoring and verification (api/verify.c: residual <= spent <=
@@ -53,6 +57,7 @@ typedef struct Mechanism
 	double		(*limit) (UnlearnModel *m);
 	bool		(*apply) (UnlearnModel *m, const StepRows *rems, const StepRows *adds,
 						  double *statement_bound);
+	double		(*tpr_ceiling) (const UnlearnModel *m, double fpr);
 } Mechanism;
 
 extern const Mechanism newton_mechanism;
@@ -63,6 +68,8 @@ extern const Mechanism *mechanism_for(const UnlearnModel *m);
 extern double budget_limit(UnlearnModel *m);
 extern bool budget_exceeded(UnlearnModel *m, const double *class_spent_after);
 extern bool training_exceeds_budget(UnlearnModel *m);
+extern double removal_ceiling(const UnlearnModel *m, double fpr);
+extern double audit_tpr_ceiling(const UnlearnModel *m, double fpr);
 
 /* step.c: the Newton update that newton and exact share */
 

@@ -179,4 +179,5 @@ const Mechanism newton_mechanism = {
 	.name = "newton",
 	.limit = newton_limit,
 	.apply = newton_apply,
+	.tpr_ceiling = removal_ceiling,
 };

@@ -47,3 +47,25 @@ budget_exceeded(UnlearnModel *m, const double *class_spent_after)
 {
 	return combine_class_spent(class_spent_after, m->released.nclasses) > budget_limit(m);
 }
+
+/*
+ * The ceiling of a membership attack on a row this mechanism removed.  The
+ * released w minimises the objective with noise b - u, where u is the
+ * gradient residual and ||u|| <= spent <= eps' (the budget); the retrain
+ * without the row minimises it with noise b.  Telling the two apart is a
+ * test between Gaussians eps' / sigma apart:
+ * TPR <= Phi(Phi^-1(fpr) + eps' / sigma).  Without noise nothing is bounded.
+ */
+double
+removal_ceiling(const UnlearnModel *m, double fpr)
+{
+	if (m->def.sigma <= 0.0 || m->def.budget <= 0.0)
+		return 1.0;
+	return normal_cdf(normal_quantile(fpr) + m->def.budget / m->def.sigma);
+}
+
+double
+audit_tpr_ceiling(const UnlearnModel *m, double fpr)
+{
+	return mechanism_for(m)->tpr_ceiling(m, fpr);
+}

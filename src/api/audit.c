@@ -1,0 +1,1003 @@
+/*-------------------------------------------------------------------------
+ *
+ * audit.c
+ *	  unlearn_audit: a membership-inference audit of a model with canaries
+ *	  (seed 004's INJECT protocol), and its read-outs (seed 001, 2.4.3).
+ *
+ * Canaries are rows made from the table's own rows: a row with its label
+ * flipped ('mislabeled'), or each feature from another random row and a
+ * random label ('random').  Each is kept out of the table with
+ * probability 1/2 ("never seen"); the others enter it through an
+ * ordinary INSERT, and half of those leave it again through an ordinary
+ * DELETE ("deleted"), so the model's triggers see them as any write.  The
+ * first deletions are one statement each, to watch what two consecutive
+ * releases reveal.  Then everything the writes did is rolled back: the
+ * audit runs in a subtransaction that never commits.
+ *
+ * The attacker scores each canary by the log likelihood ratio of its
+ * margin phi = y w'x between "member" and "non-member":
+ *
+ *	'loo'		knows every other row: its non-member mean is phi at the
+ *				noiseless optimum w* of the other rows, its spread the
+ *				model's noise alone, s^2 = sigma^2 ||H^-1 x||^2, and a
+ *				member shifts phi by sigmoid(-m) x'H^-1 x (mechanisms.md 4)
+ *	'analytic'	the random-halves attacker in closed form: as 'loo', with
+ *				the spread of the rows added, s^2 += v'Gv / 4, G the sum of
+ *				the rows' gradient outer products
+ *	'lira'		online LiRA: shadow models trained as the model is (the
+ *				same solver, fresh noise) on the table's rows and a random
+ *				quarter of the canaries (the share the model holds), one
+ *				Gaussian per canary in and out, one pooled variance
+ *
+ * False positives are measured on the never-seen canaries; a TPR is
+ * reported only at an FPR that leaves at least one of them above the
+ * threshold (1,000 never-seen canaries for 0.1%), and is NULL otherwise.  The
+ * "retrained" population is the deleted canaries under a model trained
+ * again on the rows that remain, with fresh noise: what forgetting should
+ * match.  Cost: one read of the table, the writes, one noiseless fit (and
+ * one per shadow), then O(p^2) per canary.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "api/api.h"
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/resowner.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(unlearn_audit);
+PG_FUNCTION_INFO_V1(unlearn_audit_statistics);
+
+#define AUDIT_MIN_CANARIES 20
+#define AUDIT_MAX_CANARIES 1000000
+#define AUDIT_MAX_SHADOWS 1024
+#define AUDIT_RELEASE_PAIRS 20	/* deletions watched one statement each */
+#define AUDIT_COLUMNS 16
+
+/*
+ * The share of the canaries the model holds when it is scored (the
+ * present ones: half are kept out, half of the rest deleted), and so the
+ * share each shadow model holds.
+ */
+#define SHADOW_HOLDS 0.25
+/* from this many shadows each canary has its own variances, in and out */
+#define LIRA_OWN_VARIANCE 64
+
+static const double audit_fpr[2] = {0.001, 0.01};
+
+typedef enum CanaryGroup
+{
+	CANARY_NEVER,
+	CANARY_PRESENT,
+	CANARY_DELETED
+} CanaryGroup;
+
+typedef enum AuditAttack
+{
+	ATTACK_LOO,
+	ATTACK_ANALYTIC,
+	ATTACK_LIRA
+} AuditAttack;
+
+typedef struct Canaries
+{
+	int			count;
+	int			d;				/* raw features per canary */
+	int			p;
+	double	   *raw;			/* count * d */
+	char	  **labels;			/* a class of the model */
+	double	   *y;				/* +-1 */
+	CanaryGroup *group;
+	double	   *x;				/* count * p, mapped as the model maps rows */
+} Canaries;
+
+/* what the audit's writes left, read before they are rolled back */
+typedef struct AuditWrites
+{
+	UnlearnModel *model;		/* after the writes */
+	int			ndeleted;
+	int		   *deleted;		/* the deleted canaries, in the order deleted */
+	int			pairs;			/* watched deletions that were Newton steps */
+	int		   *pair_step;		/* which deletion (index into deleted) */
+	UnlearnModel **pair_before; /* the model before it: w, row map, Lambda */
+	double	   *pair_after;		/* pairs * p: w after it */
+} AuditWrites;
+
+/* one population's figures against the never-seen canaries */
+typedef struct PopulationFigures
+{
+	int64		rows;
+	double		auc;
+	double		tpr[2],
+				low[2],
+				high[2];
+	bool		resolved[2];	/* the negatives allow a false positive at that FPR */
+} PopulationFigures;
+
+static double
+gaussian(pg_prng_state *rng)
+{
+	double		u1 = 1.0 - pg_prng_double(rng);
+	double		u2 = pg_prng_double(rng);
+
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/*
+ * The TPR of the sorted positive scores at each audit FPR, with its
+ * Clopper-Pearson interval, and the AUC, against the sorted negatives.
+ */
+static void
+population_figures(const double *pos, int64 npos, const double *neg, int64 nneg,
+				   PopulationFigures *out)
+{
+	int			a;
+
+	out->rows = npos;
+	out->auc = membership_auc(pos, npos, neg, nneg);
+	for (a = 0; a < 2; a++)
+	{
+		int64		hits = count_above(pos, npos, threshold_at_fpr(neg, nneg, audit_fpr[a]));
+
+		out->tpr[a] = npos > 0 ? (double) hits / npos : NAN;
+		clopper_pearson(hits, npos, &out->low[a], &out->high[a]);
+		out->resolved[a] = floor(audit_fpr[a] * (double) nneg) >= 1.0;
+	}
+}
+
+/* the canaries' rows: copies of the table's (raw) rows, see above */
+static void
+make_canaries(UnlearnModel *m, const DesignMatrix *rows, bool random_rows,
+			  pg_prng_state *rng, Canaries *c)
+{
+	int			i,
+				j;
+
+	c->d = m->def.dims;
+	c->p = m->def.p;
+	c->raw = palloc(sizeof(double) * (Size) c->count * c->d);
+	c->labels = palloc(sizeof(char *) * c->count);
+	c->y = palloc(sizeof(double) * c->count);
+	c->group = palloc(sizeof(CanaryGroup) * c->count);
+	c->x = palloc0(sizeof(double) * (Size) c->count * c->p);
+	for (i = 0; i < c->count; i++)
+	{
+		double		u;
+
+		if (random_rows)
+		{
+			for (j = 0; j < c->d; j++)
+				c->raw[(Size) i * c->d + j] =
+					rows->x[pg_prng_uint64_range(rng, 0, rows->n - 1) * rows->p + j];
+			c->y[i] = pg_prng_bool(rng) ? 1.0 : -1.0;
+		}
+		else
+		{
+			uint64		r = pg_prng_uint64_range(rng, 0, rows->n - 1);
+
+			memcpy(c->raw + (Size) i * c->d, rows->x + r * rows->p, sizeof(double) * c->d);
+			c->y[i] = -rows->y[r];
+		}
+		c->labels[i] = m->released.classes[c->y[i] > 0 ? 1 : 0];
+		u = pg_prng_double(rng);
+		c->group[i] = u < 0.5 ? CANARY_NEVER : u < 0.75 ? CANARY_PRESENT : CANARY_DELETED;
+	}
+}
+
+static UnlearnModel *
+load_released(const char *name)
+{
+	UnlearnModel *m;
+	ExtensionContext ctx;
+
+	enter_extension_context(&ctx);
+	m = catalog_load_model(name, false, false, false);
+	leave_extension_context(&ctx);
+	return m;
+}
+
+/* the same row map: no retrain or grid step moved the coordinates */
+static bool
+same_row_map(const UnlearnModel *a, const UnlearnModel *b)
+{
+	int			n = map_columns(a);
+
+	if (a->def.p != b->def.p || a->def.scale != b->def.scale ||
+		(a->def.centre == NULL) != (b->def.centre == NULL))
+		return false;
+	return a->def.centre == NULL ||
+		(memcmp(a->def.centre, b->def.centre, sizeof(double) * n) == 0 &&
+		 memcmp(a->def.spread, b->def.spread, sizeof(double) * n) == 0);
+}
+
+/* a deferred model applies its queue, as its owner would */
+static void
+apply_queue(UnlearnModel *m)
+{
+	Datum		name = CStringGetTextDatum(m->def.name);
+	Oid			type = TEXTOID;
+
+	if (!m->def.deferred)
+		return;
+	if (SPI_execute_with_args("SELECT unlearn._apply_pending($1)", 1, &type, &name,
+							  NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not apply the queue of model \"%s\"", m->def.name);
+}
+
+/* the canaries of group g: their count, labels and raw rows */
+static int
+group_rows(const Canaries *c, CanaryGroup g, int **index, char ***labels, double **raw)
+{
+	int			n = 0,
+				i;
+
+	*index = palloc(sizeof(int) * c->count);
+	*labels = palloc(sizeof(char *) * c->count);
+	*raw = palloc(sizeof(double) * (Size) c->count * c->d);
+	for (i = 0; i < c->count; i++)
+		if (c->group[i] == g)
+		{
+			(*index)[n] = i;
+			(*labels)[n] = c->labels[i];
+			memcpy(*raw + (Size) n * c->d, c->raw + (Size) i * c->d, sizeof(double) * c->d);
+			n++;
+		}
+	return n;
+}
+
+/*
+ * The audit's writes, inside the subtransaction: the canaries to delete
+ * and those to keep enter the table; the first deletions run one
+ * statement each, watched, then the rest in one.  out receives the model
+ * as they left it.
+ */
+static void
+audit_writes(UnlearnModel *m, Canaries *c, AuditWrites *out)
+{
+	int		   *deleted,
+			   *present;
+	char	  **labels;
+	double	   *raw;
+	int			ndeleted,
+				npresent,
+				t;
+	Oid		   *oids;
+	ItemPointerData *tids;
+	int			p = m->def.p;
+
+	ndeleted = group_rows(c, CANARY_DELETED, &deleted, &labels, &raw);
+	oids = palloc(sizeof(Oid) * Max(ndeleted, 1));
+	tids = palloc(sizeof(ItemPointerData) * Max(ndeleted, 1));
+	canaries_insert(m, ndeleted, labels, raw, oids, tids);
+	apply_queue(m);
+	npresent = group_rows(c, CANARY_PRESENT, &present, &labels, &raw);
+	{
+		Oid		   *ignored_oids = palloc(sizeof(Oid) * Max(npresent, 1));
+		ItemPointerData *ignored_tids = palloc(sizeof(ItemPointerData) * Max(npresent, 1));
+
+		canaries_insert(m, npresent, labels, raw, ignored_oids, ignored_tids);
+	}
+	apply_queue(m);
+	progress_phase("deleting canaries", 0, 1, -1);
+
+	out->ndeleted = ndeleted;
+	out->deleted = deleted;
+	out->pairs = 0;
+	out->pair_step = palloc(sizeof(int) * AUDIT_RELEASE_PAIRS);
+	out->pair_before = palloc(sizeof(UnlearnModel *) * AUDIT_RELEASE_PAIRS);
+	out->pair_after = palloc(sizeof(double) * AUDIT_RELEASE_PAIRS * p);
+	for (t = 0; t < Min(AUDIT_RELEASE_PAIRS, ndeleted); t++)
+	{
+		UnlearnModel *before = load_released(m->def.name);
+		UnlearnModel *after;
+
+		canaries_delete(m, 1, &oids[t], &tids[t]);
+		apply_queue(m);
+		after = load_released(m->def.name);
+		/* a retrain releases fresh noise, a new map new coordinates */
+		if (before->released.status != MODEL_READY || after->released.status != MODEL_READY ||
+			after->released.retrains != before->released.retrains || !same_row_map(before, after))
+			continue;
+		out->pair_step[out->pairs] = t;
+		out->pair_before[out->pairs] = before;
+		memcpy(out->pair_after + (Size) out->pairs * p, after->released.coef, sizeof(double) * p);
+		out->pairs++;
+	}
+	if (ndeleted > t)
+		canaries_delete(m, ndeleted - t, oids + t, tids + t);
+	apply_queue(m);
+	out->model = load_released(m->def.name);
+}
+
+/* run audit_writes in a subtransaction that is always rolled back */
+static void
+audit_writes_rolled_back(UnlearnModel *m, Canaries *c, AuditWrites *out)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		/* what the writes tell (retrains, budget) is undone with them */
+		(void) set_config_option("client_min_messages", "warning", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+		audit_writes(m, c, out);
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * n raw rows, stride apart, mapped by m into the design rows of dm (which
+ * may be where they are: the first dims of each row)
+ */
+static void
+map_rows_into(UnlearnModel *m, const double *raw, int stride, int64 n, DesignMatrix *dm)
+{
+	RowMap		map;
+	double	   *row = palloc(sizeof(double) * dm->p);
+	int64		i;
+
+	model_row_map(m, &map);
+	for (i = 0; i < n; i++)
+	{
+		memset(row, 0, sizeof(double) * dm->p);
+		memcpy(row, raw + i * stride, sizeof(double) * m->def.dims);
+		map_row(&map, row);
+		memcpy(dm->x + i * dm->p, row, sizeof(double) * dm->p);
+	}
+	pfree(row);
+}
+
+/* fit a binary model of m on dm with noise b (NULL: none) from w = 0 */
+static void
+fit_weights(UnlearnModel *m, const DesignMatrix *dm, const double *b, double *w, double *factor)
+{
+	double	   *anchor = palloc(sizeof(double) * m->def.p);
+	double	   *zero = NULL;
+	double		weight_sum;
+
+	if (b == NULL)
+		b = zero = palloc0(sizeof(double) * m->def.p);
+	memset(w, 0, sizeof(double) * m->def.p);
+	fit_class(m, dm, 0, b, w, anchor, factor, &weight_sum, false);
+	pfree(anchor);
+	if (zero)
+		pfree(zero);
+}
+
+static double
+margin(const double *w, const double *x, double y, int p)
+{
+	return y * vec_dot(w, x, p);
+}
+
+/*
+ * The closed-form attackers: lam[i] for each canary under w, and lam_r
+ * under w_r, from the noiseless optimum w0 of the rows the model holds
+ * and the factor of its Hessian.
+ */
+static void
+closed_form_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *dm,
+				   const double *w0, const double *factor, bool analytic,
+				   const double *w, const double *w_r, double *lam, double *lam_r)
+{
+	int			p = c->p;
+	double	   *gram = NULL;
+	double	   *v = palloc(sizeof(double) * p);
+	double	   *gv = palloc(sizeof(double) * p);
+	int64		i;
+
+	if (analytic)
+	{
+		gram = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p),
+										  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (i = 0; i < dm->n; i++)
+		{
+			const double *x = dm->x + i * p;
+			double		g = loss_d1(m->def.loss, vec_dot(w0, x, p), dm->y[i]);
+
+			cblas_dspr(CblasColMajor, CblasLower, p, g * g, x, 1, gram);
+		}
+	}
+	for (i = 0; i < c->count; i++)
+	{
+		const double *x = c->x + i * p;
+		double		y = c->y[i];
+		double		phi0 = margin(w0, x, y, p);
+		double		shift,
+					spread2,
+					mu_out;
+
+		memcpy(v, x, sizeof(double) * p);
+		chol_solve_packed(factor, p, v);
+		shift = logistic_sigmoid(-phi0) * vec_dot(x, v, p);
+		spread2 = m->def.sigma * m->def.sigma * vec_dot(v, v, p);
+		if (analytic)
+			spread2 += 0.25 * packed_quadratic(gram, p, v, gv);
+		mu_out = phi0 - (c->group[i] == CANARY_PRESENT ? shift : 0.0);
+		lam[i] = membership_log_ratio(margin(w, x, y, p), mu_out, shift, sqrt(spread2));
+		lam_r[i] = membership_log_ratio(margin(w_r, x, y, p), mu_out, shift, sqrt(spread2));
+	}
+}
+
+/*
+ * Online LiRA: shadows shadow models, each fitted like the model (its
+ * Lambda, fresh noise) on the table's rows and a random quarter of the
+ * canaries, so that a shadow holds what the model holds but for which
+ * canaries; per canary one Gaussian of its margin in the shadows that
+ * held it and one in the others, with one pooled variance below 64
+ * shadows and each its own from 64.
+ */
+static void
+lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int shadows,
+			pg_prng_state *rng, const double *w, const double *w_r, double *lam, double *lam_r)
+{
+	int			p = c->p;
+	int			s,
+				i;
+	double	   *margins = palloc(sizeof(double) * (Size) shadows * c->count);
+	bool	   *held = palloc(sizeof(bool) * (Size) shadows * c->count);
+	double	   *sum_in = palloc0(sizeof(double) * c->count);
+	double	   *sum_out = palloc0(sizeof(double) * c->count);
+	int		   *n_in = palloc0(sizeof(int) * c->count);
+	int		   *n_out = palloc0(sizeof(int) * c->count);
+	double	   *b = palloc(sizeof(double) * p);
+	double	   *ws = palloc(sizeof(double) * p);
+	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p));
+	double		squares = 0.0,
+				pooled;
+	int64		freedom = 0;
+	DesignMatrix shadow;
+
+	shadow.p = p;
+	shadow.cls = NULL;
+	shadow.skipped = 0;
+	shadow.x = MemoryContextAllocHuge(CurrentMemoryContext,
+									  sizeof(double) * (Size) (rows->n + c->count) * p);
+	shadow.y = MemoryContextAllocHuge(CurrentMemoryContext,
+									  sizeof(double) * (Size) (rows->n + c->count));
+	for (s = 0; s < shadows; s++)
+	{
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		progress_phase("training shadow models", s + 1, 1, -1);
+		shadow.n = rows->n;
+		memcpy(shadow.x, rows->x, sizeof(double) * (Size) rows->n * p);
+		memcpy(shadow.y, rows->y, sizeof(double) * (Size) rows->n);
+		for (i = 0; i < c->count; i++)
+		{
+			held[(Size) s * c->count + i] = pg_prng_double(rng) < SHADOW_HOLDS;
+			if (held[(Size) s * c->count + i])
+			{
+				memcpy(shadow.x + shadow.n * p, c->x + (Size) i * p, sizeof(double) * p);
+				shadow.y[shadow.n++] = c->y[i];
+			}
+		}
+		for (j = 0; j < p; j++)
+			b[j] = m->def.sigma * gaussian(rng);
+		fit_weights(m, &shadow, b, ws, factor);
+		for (i = 0; i < c->count; i++)
+		{
+			double		phi = margin(ws, c->x + (Size) i * p, c->y[i], p);
+
+			margins[(Size) s * c->count + i] = phi;
+			if (held[(Size) s * c->count + i])
+			{
+				sum_in[i] += phi;
+				n_in[i]++;
+			}
+			else
+			{
+				sum_out[i] += phi;
+				n_out[i]++;
+			}
+		}
+	}
+	for (i = 0; i < c->count; i++)
+	{
+		if (n_in[i] > 0)
+			sum_in[i] /= n_in[i];
+		if (n_out[i] > 0)
+			sum_out[i] /= n_out[i];
+		for (s = 0; s < shadows; s++)
+		{
+			double		phi = margins[(Size) s * c->count + i];
+			double		mean = held[(Size) s * c->count + i] ? sum_in[i] : sum_out[i];
+
+			squares += (phi - mean) * (phi - mean);
+		}
+		freedom += (n_in[i] > 0) + (n_out[i] > 0);
+	}
+	freedom = (int64) shadows * c->count - freedom;
+	pooled = freedom > 0 ? sqrt(squares / freedom) : 0.0;
+	for (i = 0; i < c->count; i++)
+	{
+		const double *x = c->x + (Size) i * p;
+		double		sd_in = pooled,
+					sd_out = pooled;
+
+		if (n_in[i] == 0 || n_out[i] == 0)
+		{
+			lam[i] = lam_r[i] = 0.0;
+			continue;
+		}
+		if (shadows >= LIRA_OWN_VARIANCE && n_in[i] > 1 && n_out[i] > 1)
+		{
+			double		in2 = 0.0,
+						out2 = 0.0;
+
+			for (s = 0; s < shadows; s++)
+			{
+				double		phi = margins[(Size) s * c->count + i];
+
+				if (held[(Size) s * c->count + i])
+					in2 += (phi - sum_in[i]) * (phi - sum_in[i]);
+				else
+					out2 += (phi - sum_out[i]) * (phi - sum_out[i]);
+			}
+			sd_in = sqrt(in2 / (n_in[i] - 1));
+			sd_out = sqrt(out2 / (n_out[i] - 1));
+		}
+		lam[i] = gaussian_log_ratio(margin(w, x, c->y[i], p), sum_in[i], sd_in, sum_out[i], sd_out);
+		lam_r[i] = gaussian_log_ratio(margin(w_r, x, c->y[i], p), sum_in[i], sd_in, sum_out[i], sd_out);
+	}
+}
+
+/* the scores of the canaries of group g, sorted */
+static double *
+group_scores(const Canaries *c, CanaryGroup g, const double *lam, int64 *n)
+{
+	double	   *out = palloc(sizeof(double) * c->count);
+	int			i;
+
+	*n = 0;
+	for (i = 0; i < c->count; i++)
+		if (c->group[i] == g)
+			out[(*n)++] = lam[i];
+	sort_scores(out, *n);
+	return out;
+}
+
+/* error, mean confidence and mean entropy (nats) of w on the canaries of g */
+static void
+read_outs(const Canaries *c, CanaryGroup g, const double *w, double *error,
+		  double *confidence, double *entropy)
+{
+	int64		n = 0,
+				wrong = 0;
+	double		conf = 0.0,
+				ent = 0.0;
+	int			i;
+
+	for (i = 0; i < c->count; i++)
+	{
+		double		z,
+					q;
+
+		if (c->group[i] != g)
+			continue;
+		z = vec_dot(w, c->x + (Size) i * c->p, c->p);
+		q = logistic_sigmoid(z);
+		wrong += (z >= 0) != (c->y[i] > 0);
+		conf += Max(q, 1.0 - q);
+		if (q > 0.0 && q < 1.0)
+			ent -= q * log(q) + (1.0 - q) * log1p(-q);
+		n++;
+	}
+	*error = n > 0 ? (double) wrong / n : NAN;
+	*confidence = n > 0 ? conf / n : NAN;
+	*entropy = n > 0 ? ent / n : NAN;
+}
+
+/*
+ * The two-release attack of seed 002 on each watched deletion: an
+ * observer of w before and after who reads the rows that remain builds
+ * their Hessian H at w_before and finds H (w_before - w_after) along the
+ * deleted row (a Newton step is H^-1 times its gradient).  The mean |cos|
+ * of that vector with the deleted row, or (deleted_row false) with a
+ * canary that stayed.  O(n p^2) per deletion; NaN without one.
+ */
+static double
+release_cosine(const Canaries *c, const AuditWrites *writes, const double *raw_rows,
+			   int64 nrows, int stride, bool deleted_row, pg_prng_state *rng)
+{
+	int			p = c->p;
+	double	   *hessian = palloc(sizeof(double) * PACKED_SIZE(p));
+	double	   *z = palloc(sizeof(double) * p);
+	double	   *u = palloc(sizeof(double) * p);
+	double	   *dw = palloc(sizeof(double) * p);
+	int		   *present = palloc(sizeof(int) * c->count);
+	bool	   *gone = palloc(sizeof(bool) * c->count);
+	int			npresent = 0,
+				pair,
+				i;
+	double		total = 0.0;
+
+	for (i = 0; i < c->count; i++)
+		if (c->group[i] == CANARY_PRESENT)
+			present[npresent++] = i;
+	if (writes->pairs == 0 || (!deleted_row && npresent == 0))
+		return NAN;
+	for (pair = 0; pair < writes->pairs; pair++)
+	{
+		UnlearnModel *before = writes->pair_before[pair];
+		int			step = writes->pair_step[pair];
+		int			target;
+		RowMap		map;
+		double		norm_u,
+					norm_z;
+		int64		r;
+
+		CHECK_FOR_INTERRUPTS();
+		model_row_map(before, &map);
+		/* the rows after this deletion: the table's, the present canaries, later deletions */
+		memset(gone, 0, sizeof(bool) * c->count);
+		for (i = 0; i < c->count; i++)
+			gone[i] = c->group[i] == CANARY_NEVER;
+		for (i = 0; i <= step; i++)
+			gone[writes->deleted[i]] = true;
+		memset(hessian, 0, sizeof(double) * PACKED_SIZE(p));
+		for (r = 0; r < nrows + c->count; r++)
+		{
+			double		q;
+
+			if (r >= nrows && gone[r - nrows])
+				continue;
+			memset(z, 0, sizeof(double) * p);
+			if (r < nrows)
+				memcpy(z, raw_rows + r * stride, sizeof(double) * c->d);
+			else
+				memcpy(z, c->raw + (r - nrows) * c->d, sizeof(double) * c->d);
+			map_row(&map, z);
+			q = logistic_sigmoid(vec_dot(before->released.coef, z, p));
+			cblas_dspr(CblasColMajor, CblasLower, p, q * (1.0 - q), z, 1, hessian);
+		}
+		for (i = 0; i < p; i++)
+		{
+			hessian[packed_column(p, i)] += before->def.reg;
+			dw[i] = before->released.coef[i] - writes->pair_after[(Size) pair * p + i];
+		}
+		cblas_dspmv(CblasColMajor, CblasLower, p, 1.0, hessian, dw, 1, 0.0, u, 1);
+		target = deleted_row ? writes->deleted[step] :
+			present[pg_prng_uint64_range(rng, 0, npresent - 1)];
+		memset(z, 0, sizeof(double) * p);
+		memcpy(z, c->raw + (Size) target * c->d, sizeof(double) * c->d);
+		map_row(&map, z);
+		norm_u = vec_norm(u, p);
+		norm_z = vec_norm(z, p);
+		if (norm_u > 0.0 && norm_z > 0.0)
+			total += fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
+	}
+	return total / writes->pairs;
+}
+
+static void
+put_population(ReturnSetInfo *rsinfo, const char *name, bool removed, const PopulationFigures *f,
+			   UnlearnModel *m, double error, double confidence, double entropy,
+			   double cosine)
+{
+	Datum		values[AUDIT_COLUMNS];
+	bool		nulls[AUDIT_COLUMNS] = {0};
+	double		evidence = 0.0;
+	int			a;
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = Int32GetDatum((int32) f->rows);
+	values[2] = Float8GetDatum(f->auc);
+	nulls[2] = isnan(f->auc);
+	for (a = 0; a < 2; a++)
+	{
+		values[3 + 3 * a] = Float8GetDatum(f->tpr[a]);
+		values[4 + 3 * a] = Float8GetDatum(f->low[a]);
+		values[5 + 3 * a] = Float8GetDatum(f->high[a]);
+		nulls[3 + 3 * a] = nulls[4 + 3 * a] = nulls[5 + 3 * a] = f->rows == 0 || !f->resolved[a];
+		/* ln((TPR - delta) / FPR) from the interval's lower end */
+		if (f->rows > 0 && f->resolved[a] && f->low[a] > m->def.delta)
+			evidence = Max(evidence, log((f->low[a] - m->def.delta) / audit_fpr[a]));
+	}
+	values[9] = Float8GetDatum(evidence);
+	/* the certificate speaks of removed rows only */
+	values[10] = Float8GetDatum(removed ? audit_tpr_ceiling(m, audit_fpr[0]) : NAN);
+	values[11] = Float8GetDatum(removed ? audit_tpr_ceiling(m, audit_fpr[1]) : NAN);
+	values[12] = Float8GetDatum(error);
+	values[13] = Float8GetDatum(confidence);
+	values[14] = Float8GetDatum(entropy);
+	values[15] = Float8GetDatum(cosine);
+	for (a = 10; a < AUDIT_COLUMNS; a++)
+		nulls[a] = isnan(DatumGetFloat8(values[a]));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+static int
+choice(const char *what, const char *value, const char *const *choices, int n, const char *hint)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(value, choices[i]) == 0)
+			return i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown %s \"%s\"", what, value),
+			 errhint("%s", hint)));
+	return -1;
+}
+
+/*
+ * unlearn_audit(model, canaries, shadows, attack, canary_kind, seed):
+ * one row per population, see the file header and sql/unlearn.sql.
+ */
+Datum
+unlearn_audit(PG_FUNCTION_ARGS)
+{
+	static const char *const attacks[] = {"loo", "analytic", "lira"};
+	static const char *const kinds[] = {"mislabeled", "random"};
+	static const char *const argnames[] = {"model", "canaries", "shadows", "attack", "canary_kind"};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	UnlearnModel *m;
+	UnlearnModel *after;
+	DesignMatrix rows;
+	DesignMatrix held;
+	Canaries	c;
+	AuditWrites writes;
+	AuditAttack attack;
+	pg_prng_state rng;
+	double	   *w0,
+			   *w_r,
+			   *b_r,
+			   *factor,
+			   *lam,
+			   *lam_r;
+	double	   *neg,
+			   *neg_r,
+			   *pos,
+			   *raw_rows;
+	int64		nneg,
+				nneg_r,
+				npos;
+	int			shadows,
+				i,
+				j,
+				reports;
+	bool		random_rows;
+	PopulationFigures figures;
+	double		error,
+				confidence,
+				entropy;
+	ExtensionContext ctx;
+
+	for (i = 0; i < lengthof(argnames); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("argument \"%s\" of unlearn_audit must not be null", argnames[i])));
+	c.count = PG_GETARG_INT32(1);
+	shadows = PG_GETARG_INT32(2);
+	attack = (AuditAttack) choice("attack", text_to_cstring(PG_GETARG_TEXT_PP(3)), attacks,
+								  lengthof(attacks), "The attacks are 'lira', 'analytic' and 'loo'.");
+	random_rows = choice("canary_kind", text_to_cstring(PG_GETARG_TEXT_PP(4)), kinds,
+						 lengthof(kinds), "The canary kinds are 'mislabeled' and 'random'.") == 1;
+	if (c.count < AUDIT_MIN_CANARIES || c.count > AUDIT_MAX_CANARIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("canaries must be between %d and %d", AUDIT_MIN_CANARIES, AUDIT_MAX_CANARIES),
+				 errhint("About half of them never enter the table and measure the false positives: a TPR at 0.1%% FPR needs some thousands.")));
+	if (attack == ATTACK_LIRA && (shadows < 2 || shadows > AUDIT_MAX_SHADOWS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shadows must be between 2 and %d", AUDIT_MAX_SHADOWS),
+				 errhint("Each shadow model costs one training; 16 is the usual choice.")));
+	if (PG_ARGISNULL(5))
+	{
+		if (!pg_prng_strong_seed(&rng))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not seed the audit's random numbers")));
+	}
+	else
+		pg_prng_seed(&rng, (uint64) PG_GETARG_INT64(5));
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	m = load_owned_model(PG_GETARG_TEXT_PP(0), ctx.caller);
+	if (m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unlearn_audit audits binary logistic models, and model \"%s\" is %s",
+						m->def.name, m->def.loss == LOSS_SQUARED ? "a regression model" : "one-vs-rest"),
+				 errhint("Audit a model with two classes.")));
+	for (j = 0; j < m->def.nfeatures; j++)
+		if (feature_is_expression(m, j))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("unlearn_audit cannot insert canaries for model \"%s\", whose features are expressions",
+							m->def.name),
+					 errhint("Audit a model whose features are columns of its table.")));
+	load_design(m, relation_qualified_name(m->def.source), &rows);
+	leave_extension_context(&ctx);
+
+	reports = progress_begin("audit", m->def.name, m->def.owner, m->def.source);
+	progress_phase("inserting canaries", 0, 1, -1);
+	make_canaries(m, &rows, random_rows, &rng, &c);
+	audit_writes_rolled_back(m, &c, &writes);
+	after = writes.model;
+	if (after->released.status != MODEL_READY || after->def.p != m->def.p)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" released no weights after the audit's canaries: its state became \"%s\"",
+						m->def.name, model_status_name(after->released.status)),
+				 errdetail("Nothing the audit wrote remains."),
+				 errhint("Audit with fewer canaries, or with a larger budget (sigma).")));
+
+	/* the rows the model holds after the writes: the table's and the present canaries */
+	progress_phase("scoring canaries", 0, 1, -1);
+	raw_rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) rows.n * rows.p);
+	memcpy(raw_rows, rows.x, sizeof(double) * (Size) rows.n * rows.p);
+	map_rows_into(after, rows.x, rows.p, rows.n, &rows);
+	{
+		DesignMatrix canary_rows = {0};
+
+		canary_rows.p = c.p;
+		canary_rows.x = c.x;
+		map_rows_into(after, c.raw, c.d, c.count, &canary_rows);
+	}
+	held.p = c.p;
+	held.cls = NULL;
+	held.skipped = 0;
+	held.x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) (rows.n + c.count) * c.p);
+	held.y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) (rows.n + c.count));
+	memcpy(held.x, rows.x, sizeof(double) * (Size) rows.n * c.p);
+	memcpy(held.y, rows.y, sizeof(double) * (Size) rows.n);
+	held.n = rows.n;
+	for (i = 0; i < c.count; i++)
+		if (c.group[i] == CANARY_PRESENT)
+		{
+			memcpy(held.x + held.n * c.p, c.x + (Size) i * c.p, sizeof(double) * c.p);
+			held.y[held.n++] = c.y[i];
+		}
+
+	/* the noiseless optimum and its Hessian, and a retrain with fresh noise */
+	w0 = palloc(sizeof(double) * c.p);
+	w_r = palloc(sizeof(double) * c.p);
+	b_r = palloc(sizeof(double) * c.p);
+	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(c.p));
+	for (j = 0; j < c.p; j++)
+		b_r[j] = after->def.sigma * gaussian(&rng);
+	fit_weights(after, &held, b_r, w_r, factor);
+	fit_weights(after, &held, NULL, w0, factor);
+
+	lam = palloc(sizeof(double) * c.count);
+	lam_r = palloc(sizeof(double) * c.count);
+	if (attack == ATTACK_LIRA)
+		lira_scores(after, &c, &rows, shadows, &rng, after->released.coef, w_r, lam, lam_r);
+	else
+		closed_form_scores(after, &c, &held, w0, factor, attack == ATTACK_ANALYTIC,
+						   after->released.coef, w_r, lam, lam_r);
+
+	neg = group_scores(&c, CANARY_NEVER, lam, &nneg);
+	neg_r = group_scores(&c, CANARY_NEVER, lam_r, &nneg_r);
+
+	pos = group_scores(&c, CANARY_PRESENT, lam, &npos);
+	population_figures(pos, npos, neg, nneg, &figures);
+	read_outs(&c, CANARY_PRESENT, after->released.coef, &error, &confidence, &entropy);
+	put_population(rsinfo, "present", false, &figures, after, error, confidence, entropy,
+				   release_cosine(&c, &writes, raw_rows, rows.n, rows.p, false, &rng));
+
+	pos = group_scores(&c, CANARY_DELETED, lam, &npos);
+	population_figures(pos, npos, neg, nneg, &figures);
+	read_outs(&c, CANARY_DELETED, after->released.coef, &error, &confidence, &entropy);
+	put_population(rsinfo, "deleted", true, &figures, after, error, confidence, entropy,
+				   release_cosine(&c, &writes, raw_rows, rows.n, rows.p, true, &rng));
+
+	population_figures(neg, nneg, neg, nneg, &figures);
+	figures.auc = NAN;
+	read_outs(&c, CANARY_NEVER, after->released.coef, &error, &confidence, &entropy);
+	put_population(rsinfo, "never seen", false, &figures, after, error, confidence, entropy, NAN);
+
+	pos = group_scores(&c, CANARY_DELETED, lam_r, &npos);
+	population_figures(pos, npos, neg_r, nneg_r, &figures);
+	read_outs(&c, CANARY_DELETED, w_r, &error, &confidence, &entropy);
+	put_population(rsinfo, "retrained", true, &figures, after, error, confidence, entropy, NAN);
+
+	progress_end(reports);
+	free_design(&rows);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/* the float8 elements of a one-dimensional array without nulls */
+static double *
+score_array(ArrayType *arr, const char *what, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	double	   *out;
+	int			i;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, n);
+	out = palloc(sizeof(double) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+	{
+		if (nulls[i] || isnan(DatumGetFloat8(elems[i])))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain a null or NaN", what)));
+		out[i] = DatumGetFloat8(elems[i]);
+	}
+	return out;
+}
+
+/*
+ * unlearn._audit_statistics(members, non_members): the AUC and the TPR at
+ * FPR 0.1% and 1% with their Clopper-Pearson intervals that the audit
+ * reports for scores, for tests against an independent computation.
+ */
+Datum
+unlearn_audit_statistics(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+	PopulationFigures f;
+	double	   *pos,
+			   *neg;
+	int			npos,
+				nneg,
+				a;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	pos = score_array(PG_GETARG_ARRAYTYPE_P(0), "members", &npos);
+	neg = score_array(PG_GETARG_ARRAYTYPE_P(1), "non_members", &nneg);
+	sort_scores(pos, npos);
+	sort_scores(neg, nneg);
+	population_figures(pos, npos, neg, nneg, &f);
+	values[0] = Float8GetDatum(f.auc);
+	nulls[0] = isnan(f.auc);
+	for (a = 0; a < 2; a++)
+	{
+		values[1 + 3 * a] = Float8GetDatum(f.tpr[a]);
+		values[2 + 3 * a] = Float8GetDatum(f.low[a]);
+		values[3 + 3 * a] = Float8GetDatum(f.high[a]);
+		nulls[1 + 3 * a] = npos == 0;
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}

@@ -1,0 +1,185 @@
+/*-------------------------------------------------------------------------
+ *
+ * canaries.c
+ *	  The canaries of a membership audit (api/audit.c) enter and leave a
+ *	  model's table through its ordinary INSERT and DELETE, as the caller,
+ *	  so that every model of the table sees them as it sees any write.
+ *
+ * Both statements run with the caller's rights and row-level security,
+ * with search_path = pg_catalog, pg_temp and every operator qualified.
+ * The INSERT fills the model's label and feature columns; the table's
+ * other columns take their defaults.  An error of either statement is
+ * raised again without its detail, which may show a row's values.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "exec/exec.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "storage/itemptr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+
+static const char *
+canary_statement_hint(bool insert)
+{
+	return insert ?
+		"The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL." :
+		"The caller needs DELETE on the table, and its row-level security must let the caller delete the rows it inserted.";
+}
+
+/* run sql as the caller with search_path pinned; errors lose their detail */
+static int
+run_canary_statement(UnlearnModel *m, const char *sql, int nargs, Oid *types,
+					 Datum *values, bool insert)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	int			level = NewGUCNestLevel();
+	volatile int result = 0;
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	PG_TRY();
+	{
+		result = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not %s the audit's canaries %s table %s: %s",
+						insert ? "insert" : "delete", insert ? "into" : "from",
+						relation_qualified_name(m->def.source), edata->message),
+				 errhint("%s", canary_statement_hint(insert))));
+	}
+	PG_END_TRY();
+	AtEOXact_GUC(true, level);
+	return result;
+}
+
+/* the cast of a canary value to column type t */
+static const char *
+cast_to(Oid type)
+{
+	return format_type_be(type);
+}
+
+/*
+ * INSERT count canaries into m's table: labels[i] (a class's canonical
+ * text) and row i of x (count * dims raw feature values).  The new rows'
+ * table and ctid go to oids and tids.
+ */
+void
+canaries_insert(UnlearnModel *m, int count, char **labels, const double *x,
+				Oid *oids, ItemPointerData *tids)
+{
+	StringInfoData sql;
+	StringInfoData select;
+	Datum	   *label_datums;
+	Datum	   *value_datums;
+	Datum		values[3];
+	Oid			types[3] = {TEXTARRAYOID, FLOAT8ARRAYOID, INT4OID};
+	int			dims[2];
+	int			lbs[2] = {1, 1};
+	int			d = m->def.dims;
+	int			i,
+				j;
+
+	if (count == 0)
+		return;
+	initStringInfo(&sql);
+	initStringInfo(&select);
+	appendStringInfo(&sql, "INSERT INTO %s (%s",
+					 relation_qualified_name(m->def.source), quote_identifier(m->def.label));
+	appendStringInfo(&select, "SELECT ($1)[i]::%s", cast_to(m->def.column_types[m->def.nfeatures]));
+	for (j = 0; j < m->def.nfeatures; j++)
+	{
+		appendStringInfo(&sql, ", %s", quote_identifier(m->def.features[j]));
+		if (m->def.feature_array)
+			appendStringInfo(&select,
+							 ", (ARRAY(SELECT pg_catalog.unnest(($2)[i:i][1:%d])))::%s",
+							 d, cast_to(m->def.column_types[j]));
+		else
+			appendStringInfo(&select, ", ($2)[i][%d]::%s", j + 1, cast_to(m->def.column_types[j]));
+	}
+	appendStringInfo(&sql, ") %s FROM pg_catalog.generate_series(1, $3) AS i RETURNING tableoid, ctid",
+					 select.data);
+
+	label_datums = palloc(sizeof(Datum) * count);
+	value_datums = palloc(sizeof(Datum) * (Size) count * d);
+	for (i = 0; i < count; i++)
+		label_datums[i] = CStringGetTextDatum(labels[i]);
+	for (i = 0; i < count * d; i++)
+		value_datums[i] = Float8GetDatum(x[i]);
+	dims[0] = count;
+	dims[1] = d;
+	values[0] = PointerGetDatum(construct_array(label_datums, count, TEXTOID, -1, false, TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_md_array(value_datums, NULL, 2, dims, lbs, FLOAT8OID,
+												   sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = Int32GetDatum(count);
+
+	if (run_canary_statement(m, sql.data, 3, types, values, true) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != (uint64) count)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the audit's canaries did not all enter table %s",
+						relation_qualified_name(m->def.source)),
+				 errdetail("A rule or trigger of the table changed the INSERT."),
+				 errhint("Audit a model whose table takes INSERTs as they are written.")));
+	for (i = 0; i < count; i++)
+	{
+		bool		isnull;
+
+		oids[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		tids[i] = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+}
+
+/*
+ * DELETE the count rows (oids[i], tids[i]) from m's table: one statement
+ * per partition they are in.  Returns the rows deleted.
+ */
+int64
+canaries_delete(UnlearnModel *m, int count, const Oid *oids, const ItemPointerData *tids)
+{
+	bool	   *done = palloc0(sizeof(bool) * count);
+	int64		deleted = 0;
+	int			i;
+
+	for (i = 0; i < count; i++)
+	{
+		Datum	   *tid_datums = palloc(sizeof(Datum) * count);
+		int			n = 0,
+					j;
+		Datum		values[2];
+		Oid			types[2] = {OIDOID, TIDARRAYOID};
+		char	   *sql;
+
+		if (done[i])
+			continue;
+		for (j = i; j < count; j++)
+			if (!done[j] && oids[j] == oids[i])
+			{
+				tid_datums[n++] = PointerGetDatum(&tids[j]);
+				done[j] = true;
+			}
+		values[0] = ObjectIdGetDatum(oids[i]);
+		values[1] = PointerGetDatum(construct_array(tid_datums, n, TIDOID, sizeof(ItemPointerData),
+													false, TYPALIGN_SHORT));
+		sql = psprintf("DELETE FROM %s WHERE tableoid OPERATOR(pg_catalog.=) $1 "
+					   "AND ctid OPERATOR(pg_catalog.=) ANY ($2)",
+					   relation_qualified_name(m->def.source));
+		if (run_canary_statement(m, sql, 2, types, values, false) != SPI_OK_DELETE)
+			elog(ERROR, "canary DELETE did not run");
+		deleted += SPI_processed;
+	}
+	return deleted;
+}

@@ -1,0 +1,121 @@
+-- unlearn_audit: canaries made from the table's rows enter it through
+-- INSERT and half of them leave through DELETE; an attacker scores them;
+-- everything the audit wrote is rolled back.
+--
+-- 1. At sigma = 0.05 the 'loo' attacker finds the present canaries (TPR at
+--    1% FPR above 0.5) and not the deleted ones nor those under a retrain
+--    (below 0.2).  The certificate's ceiling is given for removed rows
+--    only, and a TPR at 0.1% needs 1,000 never-seen canaries.  At
+--    sigma = 10, where deletions are Newton steps, two consecutive
+--    releases point at the deleted row: the mean |cos| of
+--    H (w_after - w_before) with it is above 0.99 and above its value for
+--    a row that stayed.
+-- 2. No trace: the coefficients, b, w0, the resident matrices, the
+--    models row, the ledger, the queue and the table are as before, after
+--    an audit and after a cancelled one.
+-- 3. The populations add up to the canaries; a seed repeats the canaries
+--    and their populations (the model's own noise stays fresh).
+-- 4. Errors: a non-owner, a regression model, an expression model, bad
+--    arguments, a table whose other columns have no default.
+SET client_min_messages = warning;
+CREATE TABLE au (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, is_eight boolean, pixels float8[]);
+INSERT INTO au (is_eight, pixels) SELECT label = 8, pixels FROM digits WHERE label IN (3, 8) ORDER BY id;
+SELECT model, rows FROM unlearn_train('au', 'au', 'is_eight', '{pixels}', sigma => 0.05);
+
+CREATE TEMP VIEW au_trace AS
+SELECT md5(m::text) AS model_row, md5(s.noise::text || s.anchor::text) AS state,
+	   unlearn._matrices_digest('au') AS matrices,
+	   (SELECT count(*) FROM unlearn.ledger WHERE model = 'au') AS ledger,
+	   (SELECT count(*) FROM unlearn.pending) AS queued,
+	   (SELECT count(*) || ':' || max(id) FROM au) AS table_rows
+FROM unlearn.models m JOIN unlearn.model_state s USING (model) WHERE m.model = 'au';
+CREATE TEMP TABLE au_before AS SELECT * FROM au_trace;
+
+-- 1. and 3.
+CREATE TEMP TABLE au_loo AS SELECT * FROM unlearn_audit('au', canaries => 400, attack => 'loo', seed => 7);
+SELECT population, rows > 0 AS has_rows,
+	   CASE population WHEN 'present' THEN tpr_at_1 > 0.5 ELSE tpr_at_1 < 0.2 END AS tpr_as_expected,
+	   tpr_at_1_low <= tpr_at_1 AND tpr_at_1 <= tpr_at_1_high AS inside_interval,
+	   error BETWEEN 0 AND 1 AND mean_confidence BETWEEN 0.5 AND 1 AND mean_entropy >= 0 AS read_outs
+FROM au_loo ORDER BY population;
+CREATE TABLE au_newton (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, is_eight boolean, pixels float8[]);
+INSERT INTO au_newton (is_eight, pixels) SELECT is_eight, pixels FROM au ORDER BY id;
+SELECT model FROM unlearn_train('au_newton', 'au_newton', 'is_eight', '{pixels}', sigma => 10);
+CREATE TEMP TABLE au_releases AS SELECT * FROM unlearn_audit('au_newton', canaries => 400, attack => 'analytic');
+SELECT d.release_cosine > 0.99 AS deleted_row_found, d.release_cosine > p.release_cosine AS above_a_kept_row,
+	   (SELECT count(*) FROM au_releases WHERE release_cosine IS NOT NULL) AS populations_with_cosine
+FROM au_releases d, au_releases p WHERE d.population = 'deleted' AND p.population = 'present';
+SELECT sum(rows) FILTER (WHERE population <> 'retrained') AS canaries,
+	   (SELECT rows FROM au_loo WHERE population = 'retrained') =
+	   (SELECT rows FROM au_loo WHERE population = 'deleted') AS retrained_are_the_deleted
+FROM au_loo;
+SELECT (SELECT array_agg(population || rows ORDER BY population) FROM au_loo) =
+	   (SELECT array_agg(population || rows ORDER BY population)
+		FROM unlearn_audit('au', canaries => 400, attack => 'loo', seed => 7)) AS seed_repeats_canaries;
+SELECT population, ceiling_at_0_1 <= ceiling_at_1 AND ceiling_at_1 <= 1 AS ceilings,
+	   tpr_at_0_1 IS NULL AS too_few_negatives_for_0_1
+FROM au_loo ORDER BY population;
+
+-- 2.
+SELECT a.* IS NOT DISTINCT FROM b.* AS no_trace FROM au_trace a, au_before b;
+SELECT count(*) AS populations FROM unlearn_audit('au', canaries => 200, attack => 'analytic');
+SELECT count(*) AS populations FROM unlearn_audit('au', canaries => 200, shadows => 4);
+SELECT a.* IS NOT DISTINCT FROM b.* AS no_trace FROM au_trace a, au_before b;
+SET statement_timeout = '300ms';
+SELECT count(*) FROM unlearn_audit('au', canaries => 2000, shadows => 1000);
+RESET statement_timeout;
+SELECT a.* IS NOT DISTINCT FROM b.* AS no_trace_after_cancel FROM au_trace a, au_before b;
+DELETE FROM au WHERE id = 1;
+SELECT certified FROM unlearn_verify('au');
+
+-- the canaries of a deferred model over a partitioned table pass through
+-- its queue; nothing stays in it either
+CREATE TABLE au_part (id serial PRIMARY KEY, is_eight boolean, pixels float8[]) PARTITION BY RANGE (id);
+CREATE TABLE au_part_low PARTITION OF au_part FOR VALUES FROM (MINVALUE) TO (200);
+CREATE TABLE au_part_high PARTITION OF au_part FOR VALUES FROM (200) TO (MAXVALUE);
+INSERT INTO au_part (is_eight, pixels) SELECT is_eight, pixels FROM au ORDER BY id;
+SELECT model FROM unlearn_train('au_part', 'au_part', 'is_eight', '{pixels}', sigma => 10,
+								options => '{"removal": "deferred"}');
+CREATE TEMP TABLE au_part_before AS
+SELECT md5(m::text) AS model_row, (SELECT count(*) FROM unlearn.pending) AS queued,
+	   (SELECT count(*) FROM au_part) AS table_rows
+FROM unlearn.models m WHERE model = 'au_part';
+SELECT population, rows > 0 AS has_rows FROM unlearn_audit('au_part', canaries => 200, attack => 'loo')
+ORDER BY population;
+SELECT md5(m::text) = b.model_row AS model_as_before, (SELECT count(*) FROM unlearn.pending) = b.queued AS queue_as_before,
+	   (SELECT count(*) FROM au_part) = b.table_rows AS table_as_before
+FROM unlearn.models m, au_part_before b WHERE model = 'au_part';
+
+-- 4.
+CREATE ROLE au_other;
+GRANT SELECT, INSERT, DELETE ON au TO au_other;
+SET ROLE au_other;
+SELECT * FROM unlearn_audit('au');
+RESET ROLE;
+REVOKE ALL ON au FROM au_other;
+DROP ROLE au_other;
+SELECT * FROM unlearn_audit('au', canaries => 10);
+SELECT * FROM unlearn_audit('au', attack => 'guess');
+SELECT * FROM unlearn_audit('au', shadows => 1);
+SELECT * FROM unlearn_audit('au', canary_kind => 'loud');
+SELECT * FROM unlearn_audit('au', attack => NULL);
+SELECT * FROM unlearn_audit('nope');
+SELECT * FROM unlearn_audit('diab');
+CREATE TABLE au_expr (id serial PRIMARY KEY, y boolean, a float8, b float8);
+INSERT INTO au_expr (y, a, b) SELECT i % 3 = 0, i % 7, i % 5 FROM generate_series(1, 100) i;
+SELECT model FROM unlearn_train('au_expr', 'au_expr', 'y', ARRAY['a * b'], sigma => 5);
+SELECT * FROM unlearn_audit('au_expr');
+CREATE TABLE au_nodefault (id int PRIMARY KEY, y boolean, a float8);
+INSERT INTO au_nodefault SELECT i, i % 3 = 0, i % 7 FROM generate_series(1, 100) i;
+SELECT model FROM unlearn_train('au_nodefault', 'au_nodefault', 'y', '{a}', sigma => 5);
+SELECT * FROM unlearn_audit('au_nodefault', canaries => 40);
+SELECT count(*) FROM au_nodefault;
+
+-- the statistics the audit reports, on scores given: checked against
+-- NumPy and SciPy in test/python/check_audit_statistics.py
+SELECT auc, tpr_at_1, tpr_at_1_low = 0 AS low_at_zero
+FROM unlearn._audit_statistics('{3,4}', '{1,2,2,5}');
+
+SELECT unlearn_drop(m) FROM unnest(ARRAY['au', 'au_newton', 'au_part', 'au_expr', 'au_nodefault']) m;
+DROP VIEW au_trace;
+DROP TABLE au, au_newton, au_part, au_expr, au_nodefault;
