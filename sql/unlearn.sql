@@ -495,6 +495,12 @@ AS 'MODULE_PATHNAME', 'unlearn_audit' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION unlearn_audit(text, integer, integer, text, text, bigint)
 IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (lira with shadow models, analytic or loo in closed form) scores them, and everything the audit wrote is rolled back';
 
+CREATE FUNCTION unlearn._audit_canaries(model text, canaries integer, shadows integer,
+	attack text, canary_kind text, seed bigint)
+RETURNS TABLE (population text, score float8, retrained_score float8, margin float8)
+AS 'MODULE_PATHNAME', 'unlearn_audit_canaries' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION unlearn._audit_canaries(text, integer, integer, text, text, bigint) IS 'internal: unlearn_audit one row per canary (its population, the attack''s score under the model and under the retrain, its margin); for the benchmark''s ROC curves';
+
 CREATE FUNCTION unlearn._audit_statistics(members float8[], non_members float8[],
 	OUT auc float8, OUT tpr_at_0_1 float8, OUT tpr_at_0_1_low float8, OUT tpr_at_0_1_high float8,
 	OUT tpr_at_1 float8, OUT tpr_at_1_low float8, OUT tpr_at_1_high float8)

@@ -50,6 +50,7 @@
 #include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
+#include "utils/acl.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -60,6 +61,7 @@
 
 PG_FUNCTION_INFO_V1(unlearn_audit);
 PG_FUNCTION_INFO_V1(unlearn_audit_statistics);
+PG_FUNCTION_INFO_V1(unlearn_audit_canaries);
 
 #define AUDIT_MIN_CANARIES 20
 #define AUDIT_MAX_CANARIES 1000000
@@ -758,8 +760,8 @@ choice(const char *what, const char *value, const char *const *choices, int n, c
  * unlearn_audit(model, canaries, shadows, attack, canary_kind, seed):
  * one row per population, see the file header and sql/unlearn.sql.
  */
-Datum
-unlearn_audit(PG_FUNCTION_ARGS)
+static Datum
+audit_run(FunctionCallInfo fcinfo, bool per_canary)
 {
 	static const char *const attacks[] = {"loo", "analytic", "lira"};
 	static const char *const kinds[] = {"mislabeled", "random"};
@@ -846,6 +848,14 @@ unlearn_audit(PG_FUNCTION_ARGS)
 					 errmsg("unlearn_audit cannot insert canaries for model \"%s\", whose features are expressions",
 							m->def.name),
 					 errhint("Audit a model whose features are columns of its table.")));
+	if (pg_class_aclcheck(m->def.source, ctx.caller, ACL_INSERT) != ACLCHECK_OK ||
+		pg_class_aclcheck(m->def.source, ctx.caller, ACL_DELETE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("unlearn_audit needs INSERT and DELETE on table %s",
+						relation_qualified_name(m->def.source)),
+				 errdetail("Its canaries enter and leave the table as the caller's own writes, which are rolled back."),
+				 errhint("Ask the table's owner for INSERT and DELETE, or audit as a role that has them.")));
 	load_design(m, relation_qualified_name(m->def.source), &rows);
 	leave_extension_context(&ctx);
 
@@ -907,6 +917,26 @@ unlearn_audit(PG_FUNCTION_ARGS)
 		closed_form_scores(after, &c, &held, w0, factor, attack == ATTACK_ANALYTIC,
 						   after->released.coef, w_r, lam, lam_r);
 
+	if (per_canary)
+	{
+		static const char *const names[] = {"never seen", "present", "deleted"};
+
+		for (i = 0; i < c.count; i++)
+		{
+			Datum		values[4];
+			bool		nulls[4] = {0};
+
+			values[0] = CStringGetTextDatum(names[c.group[i]]);
+			values[1] = Float8GetDatum(lam[i]);
+			values[2] = Float8GetDatum(lam_r[i]);
+			values[3] = Float8GetDatum(margin(after->released.coef, c.x + (Size) i * c.p, c.y[i], c.p));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		progress_end(reports);
+		SPI_finish();
+		return (Datum) 0;
+	}
+
 	neg = group_scores(&c, CANARY_NEVER, lam, &nneg);
 	neg_r = group_scores(&c, CANARY_NEVER, lam_r, &nneg_r);
 
@@ -936,6 +966,24 @@ unlearn_audit(PG_FUNCTION_ARGS)
 	free_design(&rows);
 	SPI_finish();
 	return (Datum) 0;
+}
+
+Datum
+unlearn_audit(PG_FUNCTION_ARGS)
+{
+	return audit_run(fcinfo, false);
+}
+
+/*
+ * unlearn._audit_canaries(...): the same audit, one row per canary: its
+ * population, the attack's score under the model and under the retrain,
+ * and its margin y w'x (the global-threshold attack's score); for the
+ * benchmark's ROC curves.
+ */
+Datum
+unlearn_audit_canaries(PG_FUNCTION_ARGS)
+{
+	return audit_run(fcinfo, true);
 }
 
 /* the float8 elements of a one-dimensional array without nulls */
