@@ -14,6 +14,9 @@
       with the deleted row, and with a row that stayed.
   (c) cost: each audit's wall time as a ratio to one unlearn_retrain of
       the model.
+  (e) scale: the 'analytic' audit of a model of --big-rows synthetic rows
+      of 50 features (default 1,000,000; 0 skips it), in seconds and as a
+      ratio to one unlearn_retrain.
   (d) the ROC picture (--png, default bench/audit.png): log-log ROC,
       FPR 1e-4 to 1, of present, deleted, never seen and retrained under
       'lira' (from unlearn._audit_canaries, bands from Clopper-Pearson at
@@ -144,6 +147,43 @@ def picture(conn, args, ceiling_sigma_budget):
     print("wrote %s (%d canaries)" % (args.png, len(rows)))
 
 
+def scale(conn, args):
+    big = "bench_audit_big"
+    C.banner("(e) scale: the 'analytic' audit of %d rows x 50 features, %d canaries"
+             % (args.big_rows, args.canaries))
+    C.execute(conn, "SELECT unlearn_drop(model) FROM unlearn.models WHERE model = %s", (big,))
+    C.execute(conn, "DROP TABLE IF EXISTS %s" % big)
+    C.execute(conn, "CREATE TABLE %s (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+              "y boolean, x float8[])" % big)
+    t0 = time.perf_counter()
+    C.execute(conn, "SELECT setseed(0.5)")
+    C.execute(conn, "INSERT INTO %s (y, x) SELECT s.x[1] + s.x[2] - s.x[3] + 0.3 * random() > 0.65, s.x "
+              "FROM (SELECT (SELECT array_agg(random()) FROM generate_series(1, 50) WHERE g > 0) AS x "
+              "FROM generate_series(1, %d) g) s" % (big, args.big_rows))
+    load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    C.execute(conn, "SELECT count(*) FROM unlearn_train(%s, %s, 'y', '{x}', sigma => 1)", (big, big))
+    training = time.perf_counter() - t0
+    before = C.one(conn, "SELECT md5(coef::text) FROM unlearn.models WHERE model = %s", (big,))
+    t0 = time.perf_counter()
+    with conn.cursor() as cur:
+        cur.execute("SELECT population, rows, tpr_at_1 FROM unlearn_audit(%s, canaries => %s, "
+                    "attack => 'analytic', seed => %s)", (big, args.canaries, args.seed))
+        rows = cur.fetchall()
+    seconds = time.perf_counter() - t0
+    C.table(["step", "seconds", "trainings"],
+            [["load the rows (SQL)", "%.1f" % load, "-"],
+             ["unlearn_train", "%.1f" % training, "1.0"],
+             ["unlearn_audit, analytic", "%.1f" % seconds, "%.2f" % (seconds / training)]])
+    print("populations: " + ", ".join("%s %d (TPR@1%% %s)" % (r[0], r[1], pct(r[2])) for r in rows))
+    check("the analytic audit of %d rows x 50 took under a minute" % args.big_rows, seconds < 60,
+          " (%.1f s)" % seconds)
+    check("nothing it wrote remains",
+          C.one(conn, "SELECT md5(coef::text) FROM unlearn.models WHERE model = %s", (big,)) == before)
+    C.execute(conn, "SELECT unlearn_drop(%s)", (big,))
+    C.execute(conn, "DROP TABLE %s" % big)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sigma", type=float, default=0.1)
@@ -151,6 +191,7 @@ def main():
     ap.add_argument("--shadows", type=int, default=16)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--png", default=None)
+    ap.add_argument("--big-rows", type=int, default=1000000)
     args = ap.parse_args()
     if args.png is None:
         import os
@@ -214,6 +255,8 @@ def main():
     check("nothing the picture's audit wrote remains", trace(conn) == before)
     C.execute(conn, "SELECT unlearn_drop(%s)", (MODEL,))
     C.execute(conn, "DROP TABLE %s" % TABLE)
+    if args.big_rows > 0:
+        scale(conn, args)
     return 1 if failures else 0
 
 

@@ -487,13 +487,13 @@ CREATE FUNCTION unlearn_audit(
 	model text,
 	canaries integer DEFAULT 2000,
 	shadows integer DEFAULT 16,
-	attack text DEFAULT 'lira',
+	attack text DEFAULT 'loo',
 	canary_kind text DEFAULT 'mislabeled',
 	seed bigint DEFAULT NULL)
 RETURNS SETOF unlearn.audit
 AS 'MODULE_PATHNAME', 'unlearn_audit' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION unlearn_audit(text, integer, integer, text, text, bigint)
-IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (lira with shadow models, analytic or loo in closed form) scores them, and everything the audit wrote is rolled back';
+IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (loo, the strongest, or analytic in closed form, or lira with shadow models) scores them, and everything the audit wrote is rolled back';
 
 CREATE FUNCTION unlearn._audit_canaries(model text, canaries integer, shadows integer,
 	attack text, canary_kind text, seed bigint)

@@ -624,18 +624,19 @@ read_outs(const Canaries *c, CanaryGroup g, const double *w, double *error,
 
 /*
  * The two-release attack of seed 002 on each watched deletion: an
- * observer of w before and after who reads the rows that remain builds
- * their Hessian H at w_before and finds H (w_before - w_after) along the
- * deleted row (a Newton step is H^-1 times its gradient).  The mean |cos|
- * of that vector with the deleted row, or (deleted_row false) with a
- * canary that stayed.  O(n p^2) per deletion; NaN without one.
+ * observer of w before and after who reads the rows that remain forms
+ * u = H (w_before - w_after), H their Hessian at w_before, and finds it
+ * along the deleted row (a Newton step is H^-1 times its gradient).  The
+ * mean |cos| of u with the deleted row goes to *deleted, and with a
+ * canary that stayed to *kept (NaN without a watched deletion).  u needs
+ * no H: it is sum_r l''(w.z_r) (z_r . dw) z_r + Lambda dw, one O(n p)
+ * pass per deletion.
  */
-static double
-release_cosine(const Canaries *c, const AuditWrites *writes, const double *raw_rows,
-			   int64 nrows, int stride, bool deleted_row, pg_prng_state *rng)
+static void
+release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_rows,
+				int64 nrows, int stride, pg_prng_state *rng, double *deleted, double *kept)
 {
 	int			p = c->p;
-	double	   *hessian = palloc(sizeof(double) * PACKED_SIZE(p));
 	double	   *z = palloc(sizeof(double) * p);
 	double	   *u = palloc(sizeof(double) * p);
 	double	   *dw = palloc(sizeof(double) * p);
@@ -644,32 +645,31 @@ release_cosine(const Canaries *c, const AuditWrites *writes, const double *raw_r
 	int			npresent = 0,
 				pair,
 				i;
-	double		total = 0.0;
 
+	*deleted = *kept = 0.0;
 	for (i = 0; i < c->count; i++)
 		if (c->group[i] == CANARY_PRESENT)
 			present[npresent++] = i;
-	if (writes->pairs == 0 || (!deleted_row && npresent == 0))
-		return NAN;
 	for (pair = 0; pair < writes->pairs; pair++)
 	{
 		UnlearnModel *before = writes->pair_before[pair];
 		int			step = writes->pair_step[pair];
-		int			target;
 		RowMap		map;
-		double		norm_u,
-					norm_z;
 		int64		r;
+		int			side;
 
 		CHECK_FOR_INTERRUPTS();
 		model_row_map(before, &map);
 		/* the rows after this deletion: the table's, the present canaries, later deletions */
-		memset(gone, 0, sizeof(bool) * c->count);
 		for (i = 0; i < c->count; i++)
 			gone[i] = c->group[i] == CANARY_NEVER;
 		for (i = 0; i <= step; i++)
 			gone[writes->deleted[i]] = true;
-		memset(hessian, 0, sizeof(double) * PACKED_SIZE(p));
+		for (i = 0; i < p; i++)
+		{
+			dw[i] = before->released.coef[i] - writes->pair_after[(Size) pair * p + i];
+			u[i] = before->def.reg * dw[i];
+		}
 		for (r = 0; r < nrows + c->count; r++)
 		{
 			double		q;
@@ -683,25 +683,28 @@ release_cosine(const Canaries *c, const AuditWrites *writes, const double *raw_r
 				memcpy(z, c->raw + (r - nrows) * c->d, sizeof(double) * c->d);
 			map_row(&map, z);
 			q = logistic_sigmoid(vec_dot(before->released.coef, z, p));
-			cblas_dspr(CblasColMajor, CblasLower, p, q * (1.0 - q), z, 1, hessian);
+			cblas_daxpy(p, q * (1.0 - q) * vec_dot(z, dw, p), z, 1, u, 1);
 		}
-		for (i = 0; i < p; i++)
+		for (side = 0; side < 2; side++)
 		{
-			hessian[packed_column(p, i)] += before->def.reg;
-			dw[i] = before->released.coef[i] - writes->pair_after[(Size) pair * p + i];
+			int			target;
+			double		norm_u = vec_norm(u, p),
+						norm_z;
+
+			if (side == 1 && npresent == 0)
+				break;
+			target = side == 0 ? writes->deleted[step] :
+				present[pg_prng_uint64_range(rng, 0, npresent - 1)];
+			memset(z, 0, sizeof(double) * p);
+			memcpy(z, c->raw + (Size) target * c->d, sizeof(double) * c->d);
+			map_row(&map, z);
+			norm_z = vec_norm(z, p);
+			if (norm_u > 0.0 && norm_z > 0.0)
+				*(side == 0 ? deleted : kept) += fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
 		}
-		cblas_dspmv(CblasColMajor, CblasLower, p, 1.0, hessian, dw, 1, 0.0, u, 1);
-		target = deleted_row ? writes->deleted[step] :
-			present[pg_prng_uint64_range(rng, 0, npresent - 1)];
-		memset(z, 0, sizeof(double) * p);
-		memcpy(z, c->raw + (Size) target * c->d, sizeof(double) * c->d);
-		map_row(&map, z);
-		norm_u = vec_norm(u, p);
-		norm_z = vec_norm(z, p);
-		if (norm_u > 0.0 && norm_z > 0.0)
-			total += fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
 	}
-	return total / writes->pairs;
+	*deleted = writes->pairs > 0 ? *deleted / writes->pairs : NAN;
+	*kept = writes->pairs > 0 && npresent > 0 ? *kept / writes->pairs : NAN;
 }
 
 static void
@@ -796,7 +799,9 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	PopulationFigures figures;
 	double		error,
 				confidence,
-				entropy;
+				entropy,
+				cosine_deleted,
+				cosine_kept;
 	ExtensionContext ctx;
 
 	for (i = 0; i < lengthof(argnames); i++)
@@ -943,14 +948,15 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	pos = group_scores(&c, CANARY_PRESENT, lam, &npos);
 	population_figures(pos, npos, neg, nneg, &figures);
 	read_outs(&c, CANARY_PRESENT, after->released.coef, &error, &confidence, &entropy);
+	release_cosines(&c, &writes, raw_rows, rows.n, rows.p, &rng, &cosine_deleted, &cosine_kept);
 	put_population(rsinfo, "present", false, &figures, after, error, confidence, entropy,
-				   release_cosine(&c, &writes, raw_rows, rows.n, rows.p, false, &rng));
+				   cosine_kept);
 
 	pos = group_scores(&c, CANARY_DELETED, lam, &npos);
 	population_figures(pos, npos, neg, nneg, &figures);
 	read_outs(&c, CANARY_DELETED, after->released.coef, &error, &confidence, &entropy);
 	put_population(rsinfo, "deleted", true, &figures, after, error, confidence, entropy,
-				   release_cosine(&c, &writes, raw_rows, rows.n, rows.p, true, &rng));
+				   cosine_deleted);
 
 	population_figures(neg, nneg, neg, nneg, &figures);
 	figures.auc = NAN;
