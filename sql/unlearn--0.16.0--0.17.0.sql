@@ -115,25 +115,26 @@ CREATE TYPE unlearn.audit AS (
 	ceiling_at_0_1 float8, ceiling_at_1 float8,
 	error float8, mean_confidence float8, mean_entropy float8,
 	release_cosine float8);
-COMMENT ON TYPE unlearn.audit IS 'what unlearn_audit returns: per population of canaries (present, deleted, never seen, retrained) the attack''s AUC and its TPR at FPR 0.1% and 1% with 95% Clopper-Pearson intervals, the lower bound on epsilon they prove, the certificate''s ceilings, the read-outs and the two-release statistic';
+COMMENT ON TYPE unlearn.audit IS 'what unlearn_audit returns: per population of canaries (present, deleted, never seen, retrained) and of the rows of forget the attack''s AUC and its TPR at FPR 0.1% and 1% with 95% Clopper-Pearson intervals, the lower bound on epsilon they prove, the certificate''s ceilings, the read-outs and the two-release statistic';
 
 CREATE FUNCTION unlearn_audit(
 	model text,
 	canaries integer DEFAULT 2000,
 	shadows integer DEFAULT 16,
 	attack text DEFAULT 'loo',
+	forget text DEFAULT NULL,
 	canary_kind text DEFAULT 'mislabeled',
 	seed bigint DEFAULT NULL)
 RETURNS SETOF unlearn.audit
 AS 'MODULE_PATHNAME', 'unlearn_audit' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION unlearn_audit(text, integer, integer, text, text, bigint)
-IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (loo, the strongest, or analytic in closed form, or lira with shadow models) scores them, and everything the audit wrote is rolled back';
+COMMENT ON FUNCTION unlearn_audit(text, integer, integer, text, text, text, bigint)
+IS 'membership-inference audit of a binary logistic model (owner only): canaries made from the table''s rows enter it through INSERT, half of them leave through DELETE, an attacker (loo, the strongest, or analytic in closed form, or lira with shadow models) scores them, and everything the audit wrote is rolled back; forget => a query over the table audits the erasure of its rows before it is run (population forget)';
 
 CREATE FUNCTION unlearn._audit_canaries(model text, canaries integer, shadows integer,
-	attack text, canary_kind text, seed bigint)
+	attack text, forget text, canary_kind text, seed bigint)
 RETURNS TABLE (population text, score float8, retrained_score float8, margin float8)
 AS 'MODULE_PATHNAME', 'unlearn_audit_canaries' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION unlearn._audit_canaries(text, integer, integer, text, text, bigint) IS 'internal: unlearn_audit one row per canary (its population, the attack''s score under the model and under the retrain, its margin); for the benchmark''s ROC curves';
+COMMENT ON FUNCTION unlearn._audit_canaries(text, integer, integer, text, text, text, bigint) IS 'internal: unlearn_audit one row per canary (its population, the attack''s score under the model and under the retrain, its margin); for the benchmark''s ROC curves';
 
 CREATE FUNCTION unlearn._audit_statistics(members float8[], non_members float8[],
 	OUT auc float8, OUT tpr_at_0_1 float8, OUT tpr_at_0_1_low float8, OUT tpr_at_0_1_high float8,

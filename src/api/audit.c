@@ -84,7 +84,8 @@ typedef enum CanaryGroup
 {
 	CANARY_NEVER,
 	CANARY_PRESENT,
-	CANARY_DELETED
+	CANARY_DELETED,
+	CANARY_FORGET				/* a row of forget => (not a canary) */
 } CanaryGroup;
 
 typedef enum AuditAttack
@@ -116,6 +117,11 @@ typedef struct AuditWrites
 	int		   *pair_step;		/* which deletion (index into deleted) */
 	UnlearnModel **pair_before; /* the model before it: w, row map, Lambda */
 	double	   *pair_after;		/* pairs * p: w after it */
+	int			nforget;		/* rows of forget => deleted, inside the model */
+	double	   *forget_raw;		/* nforget * dims */
+	char	  **forget_labels;
+	UnlearnModel *forget_before;	/* the model before forget's DELETE, if that
+									 * was a Newton step (else NULL) */
 } AuditWrites;
 
 /* one population's figures against the never-seen canaries */
@@ -267,7 +273,7 @@ group_rows(const Canaries *c, CanaryGroup g, int **index, char ***labels, double
  * as they left it.
  */
 static void
-audit_writes(UnlearnModel *m, Canaries *c, AuditWrites *out)
+audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 {
 	int		   *deleted,
 			   *present;
@@ -321,12 +327,26 @@ audit_writes(UnlearnModel *m, Canaries *c, AuditWrites *out)
 	if (ndeleted > t)
 		canaries_delete(m, ndeleted - t, oids + t, tids + t);
 	apply_queue(m);
+	out->nforget = 0;
+	out->forget_before = NULL;
+	if (forget != NULL)
+	{
+		UnlearnModel *before = load_released(m->def.name);
+		UnlearnModel *after;
+
+		out->nforget = canaries_forget(m, forget, &out->forget_raw, &out->forget_labels);
+		apply_queue(m);
+		after = load_released(m->def.name);
+		if (before->released.status == MODEL_READY && after->released.status == MODEL_READY &&
+			after->released.retrains == before->released.retrains && same_row_map(before, after))
+			out->forget_before = before;
+	}
 	out->model = load_released(m->def.name);
 }
 
 /* run audit_writes in a subtransaction that is always rolled back */
 static void
-audit_writes_rolled_back(UnlearnModel *m, Canaries *c, AuditWrites *out)
+audit_writes_rolled_back(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -338,7 +358,7 @@ audit_writes_rolled_back(UnlearnModel *m, Canaries *c, AuditWrites *out)
 		/* what the writes tell (retrains, budget) is undone with them */
 		(void) set_config_option("client_min_messages", "warning", PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
-		audit_writes(m, c, out);
+		audit_writes(m, c, forget, out);
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -707,6 +727,113 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 	*kept = writes->pairs > 0 && npresent > 0 ? *kept / writes->pairs : NAN;
 }
 
+/*
+ * The rows forget => deleted become a population of their own: appended
+ * to the canaries (group CANARY_FORGET, labels that are a class only), and
+ * taken out of rows, the table as read before the audit, one equal row
+ * (features and label) each.
+ */
+static void
+add_forget_rows(UnlearnModel *m, Canaries *c, const AuditWrites *writes, DesignMatrix *rows)
+{
+	int			total = c->count + writes->nforget;
+	bool	   *taken = palloc0(sizeof(bool) * Max(writes->nforget, 1));
+	int64		r,
+				kept = 0;
+	int			i,
+				f;
+
+	c->raw = repalloc_huge(c->raw, sizeof(double) * (Size) total * c->d);
+	c->labels = repalloc(c->labels, sizeof(char *) * total);
+	c->y = repalloc(c->y, sizeof(double) * total);
+	c->group = repalloc(c->group, sizeof(CanaryGroup) * total);
+	c->x = repalloc_huge(c->x, sizeof(double) * (Size) total * c->p);
+	for (f = 0; f < writes->nforget; f++)
+	{
+		int			k = class_position(m->released.classes, m->released.nlabels,
+									   writes->forget_labels[f]);
+
+		if (k < 0)
+			continue;
+		i = c->count++;
+		memcpy(c->raw + (Size) i * c->d, writes->forget_raw + (Size) f * c->d, sizeof(double) * c->d);
+		c->labels[i] = writes->forget_labels[f];
+		c->y[i] = k == 1 ? 1.0 : -1.0;
+		c->group[i] = CANARY_FORGET;
+	}
+	for (r = 0; r < rows->n; r++)
+	{
+		const double *x = rows->x + r * rows->p;
+		bool		drop = false;
+
+		for (i = total - writes->nforget; i < c->count && !drop; i++)
+		{
+			f = i - (total - writes->nforget);
+			if (!taken[f] && c->y[i] == rows->y[r] &&
+				memcmp(c->raw + (Size) i * c->d, x, sizeof(double) * c->d) == 0)
+				drop = taken[f] = true;
+		}
+		if (drop)
+			continue;
+		if (kept != r)
+		{
+			memmove(rows->x + kept * rows->p, x, sizeof(double) * rows->p);
+			rows->y[kept] = rows->y[r];
+		}
+		kept++;
+	}
+	rows->n = kept;
+}
+
+/*
+ * The two-release statistic of forget's one DELETE: the mean |cos| of
+ * u = H (w_before - w_after) with each row it deleted, H at w_before over
+ * the rows the model holds (held, mapped by the model after, whose map is
+ * the one before when the DELETE was a Newton step).  NaN otherwise.
+ */
+static double
+forget_cosine(const Canaries *c, const AuditWrites *writes, const DesignMatrix *held)
+{
+	UnlearnModel *before = writes->forget_before;
+	int			p = c->p;
+	double	   *u,
+			   *dw;
+	double		total = 0.0,
+				norm_u;
+	int64		r;
+	int			i,
+				n = 0;
+
+	if (before == NULL)
+		return NAN;
+	u = palloc(sizeof(double) * p);
+	dw = palloc(sizeof(double) * p);
+	for (i = 0; i < p; i++)
+	{
+		dw[i] = before->released.coef[i] - writes->model->released.coef[i];
+		u[i] = before->def.reg * dw[i];
+	}
+	for (r = 0; r < held->n; r++)
+	{
+		const double *z = held->x + r * p;
+		double		q = logistic_sigmoid(vec_dot(before->released.coef, z, p));
+
+		cblas_daxpy(p, q * (1.0 - q) * vec_dot(z, dw, p), z, 1, u, 1);
+	}
+	norm_u = vec_norm(u, p);
+	for (i = 0; i < c->count; i++)
+	{
+		const double *z = c->x + (Size) i * p;
+		double		norm_z = vec_norm(z, p);
+
+		if (c->group[i] != CANARY_FORGET || norm_u == 0.0 || norm_z == 0.0)
+			continue;
+		total += fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
+		n++;
+	}
+	return n > 0 ? total / n : NAN;
+}
+
 static void
 put_population(ReturnSetInfo *rsinfo, const char *name, bool removed, const PopulationFigures *f,
 			   UnlearnModel *m, double error, double confidence, double entropy,
@@ -768,7 +895,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 {
 	static const char *const attacks[] = {"loo", "analytic", "lira"};
 	static const char *const kinds[] = {"mislabeled", "random"};
-	static const char *const argnames[] = {"model", "canaries", "shadows", "attack", "canary_kind"};
+	static const char *const argnames[] = {"model", "canaries", "shadows", "attack", NULL, "canary_kind"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	UnlearnModel *m;
 	UnlearnModel *after;
@@ -796,6 +923,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 				j,
 				reports;
 	bool		random_rows;
+	char	   *forget;
 	PopulationFigures figures;
 	double		error,
 				confidence,
@@ -805,7 +933,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	ExtensionContext ctx;
 
 	for (i = 0; i < lengthof(argnames); i++)
-		if (PG_ARGISNULL(i))
+		if (argnames[i] != NULL && PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument \"%s\" of unlearn_audit must not be null", argnames[i])));
@@ -813,7 +941,8 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	shadows = PG_GETARG_INT32(2);
 	attack = (AuditAttack) choice("attack", text_to_cstring(PG_GETARG_TEXT_PP(3)), attacks,
 								  lengthof(attacks), "The attacks are 'lira', 'analytic' and 'loo'.");
-	random_rows = choice("canary_kind", text_to_cstring(PG_GETARG_TEXT_PP(4)), kinds,
+	forget = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	random_rows = choice("canary_kind", text_to_cstring(PG_GETARG_TEXT_PP(5)), kinds,
 						 lengthof(kinds), "The canary kinds are 'mislabeled' and 'random'.") == 1;
 	if (c.count < AUDIT_MIN_CANARIES || c.count > AUDIT_MAX_CANARIES)
 		ereport(ERROR,
@@ -825,7 +954,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("shadows must be between 2 and %d", AUDIT_MAX_SHADOWS),
 				 errhint("Each shadow model costs one training; 16 is the usual choice.")));
-	if (PG_ARGISNULL(5))
+	if (PG_ARGISNULL(6))
 	{
 		if (!pg_prng_strong_seed(&rng))
 			ereport(ERROR,
@@ -833,7 +962,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 					 errmsg("could not seed the audit's random numbers")));
 	}
 	else
-		pg_prng_seed(&rng, (uint64) PG_GETARG_INT64(5));
+		pg_prng_seed(&rng, (uint64) PG_GETARG_INT64(6));
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -867,7 +996,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	reports = progress_begin("audit", m->def.name, m->def.owner, m->def.source);
 	progress_phase("inserting canaries", 0, 1, -1);
 	make_canaries(m, &rows, random_rows, &rng, &c);
-	audit_writes_rolled_back(m, &c, &writes);
+	audit_writes_rolled_back(m, &c, forget, &writes);
 	after = writes.model;
 	if (after->released.status != MODEL_READY || after->def.p != m->def.p)
 		ereport(ERROR,
@@ -876,6 +1005,9 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 						m->def.name, model_status_name(after->released.status)),
 				 errdetail("Nothing the audit wrote remains."),
 				 errhint("Audit with fewer canaries, or with a larger budget (sigma).")));
+
+	if (forget != NULL)
+		add_forget_rows(after, &c, &writes, &rows);
 
 	/* the rows the model holds after the writes: the table's and the present canaries */
 	progress_phase("scoring canaries", 0, 1, -1);
@@ -912,7 +1044,8 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	for (j = 0; j < c.p; j++)
 		b_r[j] = after->def.sigma * gaussian(&rng);
 	fit_weights(after, &held, b_r, w_r, factor);
-	fit_weights(after, &held, NULL, w0, factor);
+	if (attack != ATTACK_LIRA)
+		fit_weights(after, &held, NULL, w0, factor);
 
 	lam = palloc(sizeof(double) * c.count);
 	lam_r = palloc(sizeof(double) * c.count);
@@ -924,7 +1057,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 
 	if (per_canary)
 	{
-		static const char *const names[] = {"never seen", "present", "deleted"};
+		static const char *const names[] = {"never seen", "present", "deleted", "forget"};
 
 		for (i = 0; i < c.count; i++)
 		{
@@ -967,6 +1100,17 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	population_figures(pos, npos, neg_r, nneg_r, &figures);
 	read_outs(&c, CANARY_DELETED, w_r, &error, &confidence, &entropy);
 	put_population(rsinfo, "retrained", true, &figures, after, error, confidence, entropy, NAN);
+
+	if (forget != NULL)
+	{
+		pos = group_scores(&c, CANARY_FORGET, lam, &npos);
+		population_figures(pos, npos, neg, nneg, &figures);
+		/* table rows against mislabeled canaries: only the tail compares */
+		figures.auc = NAN;
+		read_outs(&c, CANARY_FORGET, after->released.coef, &error, &confidence, &entropy);
+		put_population(rsinfo, "forget", true, &figures, after, error, confidence, entropy,
+					   forget_cosine(&c, &writes, &held));
+	}
 
 	progress_end(reports);
 	free_design(&rows);

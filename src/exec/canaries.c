@@ -183,3 +183,90 @@ canaries_delete(UnlearnModel *m, int count, const Oid *oids, const ItemPointerDa
 	}
 	return deleted;
 }
+
+/*
+ * DELETE the rows of m's table that the caller's query forget returns
+ * (a query over the table whose rows are rows of it, such as
+ * SELECT * FROM t WHERE ...), as the caller, with the caller's
+ * search_path: the query is theirs.  The deleted rows that are inside the
+ * model come back as raw features (dims each, in *raw) and canonical
+ * labels; rows with a null in a model column are left out.  Returns how
+ * many came back.
+ */
+int
+canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***labels)
+{
+	StringInfoData sql;
+	MemoryContext cxt = CurrentMemoryContext;
+	int			d = m->def.dims;
+	int			j,
+				n;
+	uint64		i;
+	volatile int result = 0;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s AS _t WHERE EXISTS (SELECT 1 FROM (%s\n) AS _f "
+					 "WHERE ROW(_f.*) IS NOT DISTINCT FROM ROW(_t.*)) RETURNING _t.%s",
+					 relation_qualified_name(m->def.source), forget, quote_identifier(m->def.label));
+	for (j = 0; j < m->def.nfeatures; j++)
+		appendStringInfo(&sql, ", _t.%s::pg_catalog.float8%s", quote_identifier(m->def.features[j]),
+						 m->def.feature_array ? "[]" : "");
+	PG_TRY();
+	{
+		result = SPI_execute(sql.data, false, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not delete the rows of forget from table %s: %s",
+						relation_qualified_name(m->def.source), edata->message),
+				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...",
+						 relation_qualified_name(m->def.source))));
+	}
+	PG_END_TRY();
+	if (result != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "forget DELETE did not run");
+	*raw = palloc(sizeof(double) * Max(SPI_processed, 1) * d);
+	*labels = palloc(sizeof(char *) * Max(SPI_processed, 1));
+	n = 0;
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		bool		inside = true;
+		Datum		label = SPI_getbinval(tuple, desc, 1, &isnull);
+		double		value;
+
+		if (isnull)
+			continue;
+		for (j = 0; j < m->def.nfeatures && inside; j++)
+		{
+			Datum		v = SPI_getbinval(tuple, desc, j + 2, &isnull);
+
+			if (isnull)
+				inside = false;
+			else if (m->def.feature_array)
+			{
+				ArrayType  *a = DatumGetArrayTypeP(v);
+
+				inside = ARR_NDIM(a) == 1 && ARR_DIMS(a)[0] == d && !array_contains_nulls(a);
+				if (inside)
+					extract_float_array(v, *raw + (Size) n * d, d, "forget");
+			}
+			else
+				(*raw)[(Size) n * d + j] = DatumGetFloat8(v);
+		}
+		if (!inside)
+			continue;
+		(*labels)[n] = label_from_datum(m->def.column_types[m->def.nfeatures], label, &value);
+		n++;
+	}
+	return n;
+}

@@ -45,6 +45,18 @@ CREATE TEMP TABLE au_releases AS SELECT * FROM unlearn_audit('au_newton', canari
 SELECT d.release_cosine > 0.99 AS deleted_row_found, d.release_cosine > p.release_cosine AS above_a_kept_row,
 	   (SELECT count(*) FROM au_releases WHERE release_cosine IS NOT NULL) AS populations_with_cosine
 FROM au_releases d, au_releases p WHERE d.population = 'deleted' AND p.population = 'present';
+-- forget => audits an erasure before it is run: the rows it names are
+-- deleted through the model's path inside the audit, and stay
+SELECT population, rows, release_cosine > 0.99 AS two_releases_name_it, auc IS NULL AS no_auc,
+	   tpr_at_1 IS NOT NULL AS has_tpr
+FROM unlearn_audit('au_newton', canaries => 400, forget => 'SELECT * FROM au_newton WHERE id = 5')
+WHERE population = 'forget';
+SELECT population, rows FROM unlearn_audit('au_newton', canaries => 400, attack => 'analytic',
+										   forget => 'SELECT * FROM au_newton WHERE id BETWEEN 10 AND 29')
+WHERE population = 'forget';
+SELECT count(*) AS rows_kept FROM au_newton WHERE id = 5 OR id BETWEEN 10 AND 29;
+SELECT * FROM unlearn_audit('au_newton', forget => 'SELECT id FROM au_newton');
+SELECT * FROM unlearn_audit('au_newton', forget => 'SELECT * FROM au_newton WHERE nope');
 SELECT sum(rows) FILTER (WHERE population <> 'retrained') AS canaries,
 	   (SELECT rows FROM au_loo WHERE population = 'retrained') =
 	   (SELECT rows FROM au_loo WHERE population = 'deleted') AS retrained_are_the_deleted
