@@ -48,6 +48,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
@@ -133,6 +134,7 @@ typedef struct PopulationFigures
 				low[2],
 				high[2];
 	bool		resolved[2];	/* the negatives allow a false positive at that FPR */
+	double		fpr_high[2];	/* 97.5% upper bound on the threshold's true FPR */
 } PopulationFigures;
 
 static double
@@ -163,6 +165,7 @@ population_figures(const double *pos, int64 npos, const double *neg, int64 nneg,
 		out->tpr[a] = npos > 0 ? (double) hits / npos : NAN;
 		clopper_pearson(hits, npos, &out->low[a], &out->high[a]);
 		out->resolved[a] = floor(audit_fpr[a] * (double) nneg) >= 1.0;
+		out->fpr_high[a] = threshold_fpr_bound(nneg, audit_fpr[a]);
 	}
 }
 
@@ -176,11 +179,12 @@ make_canaries(UnlearnModel *m, const DesignMatrix *rows, bool random_rows,
 
 	c->d = m->def.dims;
 	c->p = m->def.p;
-	c->raw = palloc(sizeof(double) * (Size) c->count * c->d);
+	c->raw = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) c->count * c->d);
 	c->labels = palloc(sizeof(char *) * c->count);
 	c->y = palloc(sizeof(double) * c->count);
 	c->group = palloc(sizeof(CanaryGroup) * c->count);
-	c->x = palloc0(sizeof(double) * (Size) c->count * c->p);
+	c->x = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(double) * (Size) c->count * c->p,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (i = 0; i < c->count; i++)
 	{
 		double		u;
@@ -254,7 +258,7 @@ group_rows(const Canaries *c, CanaryGroup g, int **index, char ***labels, double
 
 	*index = palloc(sizeof(int) * c->count);
 	*labels = palloc(sizeof(char *) * c->count);
-	*raw = palloc(sizeof(double) * (Size) c->count * c->d);
+	*raw = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) c->count * c->d);
 	for (i = 0; i < c->count; i++)
 		if (c->group[i] == g)
 		{
@@ -392,6 +396,8 @@ map_rows_into(UnlearnModel *m, const double *raw, int stride, int64 n, DesignMat
 	model_row_map(m, &map);
 	for (i = 0; i < n; i++)
 	{
+		if (i % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
 		memset(row, 0, sizeof(double) * dm->p);
 		memcpy(row, raw + i * stride, sizeof(double) * m->def.dims);
 		map_row(&map, row);
@@ -460,6 +466,8 @@ closed_form_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *dm,
 					spread2,
 					mu_out;
 
+		CHECK_FOR_INTERRUPTS();
+
 		memcpy(v, x, sizeof(double) * p);
 		chol_solve_packed(factor, p, v);
 		shift = logistic_sigmoid(-phi0) * vec_dot(x, v, p);
@@ -487,8 +495,10 @@ lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int sh
 	int			p = c->p;
 	int			s,
 				i;
-	double	   *margins = palloc(sizeof(double) * (Size) shadows * c->count);
-	bool	   *held = palloc(sizeof(bool) * (Size) shadows * c->count);
+	double	   *margins = MemoryContextAllocHuge(CurrentMemoryContext,
+												 sizeof(double) * (Size) shadows * c->count);
+	bool	   *held = MemoryContextAllocHuge(CurrentMemoryContext,
+										   sizeof(bool) * (Size) shadows * c->count);
 	double	   *sum_in = palloc0(sizeof(double) * c->count);
 	double	   *sum_out = palloc0(sizeof(double) * c->count);
 	int		   *n_in = palloc0(sizeof(int) * c->count);
@@ -727,6 +737,28 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 	*kept = writes->pairs > 0 && npresent > 0 ? *kept / writes->pairs : NAN;
 }
 
+typedef struct RowKey
+{
+	uint32		hash;
+	int			index;			/* into the canaries */
+	bool		taken;			/* found in the table's rows */
+} RowKey;
+
+static int
+compare_row_keys(const void *a, const void *b)
+{
+	uint32		x = ((const RowKey *) a)->hash,
+				y = ((const RowKey *) b)->hash;
+
+	return (x > y) - (x < y);
+}
+
+static uint32
+row_hash(const double *x, int d, double y)
+{
+	return hash_bytes((const unsigned char *) x, sizeof(double) * d) ^ (y > 0 ? 0x9e3779b9 : 0);
+}
+
 /*
  * The rows forget => deleted become a population of their own: appended
  * to the canaries (group CANARY_FORGET, labels that are a class only), and
@@ -737,11 +769,13 @@ static void
 add_forget_rows(UnlearnModel *m, Canaries *c, const AuditWrites *writes, DesignMatrix *rows)
 {
 	int			total = c->count + writes->nforget;
-	bool	   *taken = palloc0(sizeof(bool) * Max(writes->nforget, 1));
 	int64		r,
 				kept = 0;
 	int			i,
-				f;
+				f,
+				first,
+				nkeys;
+	RowKey	   *keys;
 
 	c->raw = repalloc_huge(c->raw, sizeof(double) * (Size) total * c->d);
 	c->labels = repalloc(c->labels, sizeof(char *) * total);
@@ -761,17 +795,43 @@ add_forget_rows(UnlearnModel *m, Canaries *c, const AuditWrites *writes, DesignM
 		c->y[i] = k == 1 ? 1.0 : -1.0;
 		c->group[i] = CANARY_FORGET;
 	}
+	/* forget's rows by the hash of their features and label, to find each once */
+	first = total - writes->nforget;
+	nkeys = c->count - first;
+	keys = palloc(sizeof(RowKey) * Max(nkeys, 1));
+	for (i = 0; i < nkeys; i++)
+	{
+		keys[i].hash = row_hash(c->raw + (Size) (first + i) * c->d, c->d, c->y[first + i]);
+		keys[i].index = first + i;
+		keys[i].taken = false;
+	}
+	qsort(keys, nkeys, sizeof(RowKey), compare_row_keys);
 	for (r = 0; r < rows->n; r++)
 	{
 		const double *x = rows->x + r * rows->p;
 		bool		drop = false;
 
-		for (i = total - writes->nforget; i < c->count && !drop; i++)
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (nkeys > 0)
 		{
-			f = i - (total - writes->nforget);
-			if (!taken[f] && c->y[i] == rows->y[r] &&
-				memcmp(c->raw + (Size) i * c->d, x, sizeof(double) * c->d) == 0)
-				drop = taken[f] = true;
+			uint32		hash = row_hash(x, c->d, rows->y[r]);
+			int			lo = 0,
+						hi = nkeys;
+
+			while (lo < hi)
+			{
+				int			mid = (lo + hi) / 2;
+
+				if (keys[mid].hash < hash)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < nkeys && keys[lo].hash == hash && !drop; lo++)
+				if (!keys[lo].taken && c->y[keys[lo].index] == rows->y[r] &&
+					memcmp(c->raw + (Size) keys[lo].index * c->d, x, sizeof(double) * c->d) == 0)
+					drop = keys[lo].taken = true;
 		}
 		if (drop)
 			continue;
@@ -854,9 +914,12 @@ put_population(ReturnSetInfo *rsinfo, const char *name, bool removed, const Popu
 		values[4 + 3 * a] = Float8GetDatum(f->low[a]);
 		values[5 + 3 * a] = Float8GetDatum(f->high[a]);
 		nulls[3 + 3 * a] = nulls[4 + 3 * a] = nulls[5 + 3 * a] = f->rows == 0 || !f->resolved[a];
-		/* ln((TPR - delta) / FPR) from the interval's lower end */
+		/*
+		 * ln((TPR - delta) / FPR) from the TPR interval's lower end and the
+		 * upper end of the threshold's true FPR
+		 */
 		if (f->rows > 0 && f->resolved[a] && f->low[a] > m->def.delta)
-			evidence = Max(evidence, log((f->low[a] - m->def.delta) / audit_fpr[a]));
+			evidence = Max(evidence, log((f->low[a] - m->def.delta) / f->fpr_high[a]));
 	}
 	values[9] = Float8GetDatum(evidence);
 	/* the certificate speaks of removed rows only */
@@ -990,14 +1053,36 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 						relation_qualified_name(m->def.source)),
 				 errdetail("Its canaries enter and leave the table as the caller's own writes, which are rolled back."),
 				 errhint("Ask the table's owner for INSERT and DELETE, or audit as a role that has them.")));
+	/* the canaries copy rows: the caller, and the model's owner, must read them */
+	check_may_read_rows(m, m->def.source, ctx.caller, "audit a model", "The audit",
+						"audit the model");
+	if (!model_owner_may_read(m))
+		check_may_read_rows(m, m->def.source, m->def.owner, "audit a model", "The audit",
+							"audit the model");
 	load_design(m, relation_qualified_name(m->def.source), &rows);
 	leave_extension_context(&ctx);
+	if (rows.n < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s has no rows of model \"%s\" to make canaries from",
+						relation_qualified_name(m->def.source), m->def.name),
+				 errhint("Audit a model whose table has rows.")));
 
 	reports = progress_begin("audit", m->def.name, m->def.owner, m->def.source);
 	progress_phase("inserting canaries", 0, 1, -1);
 	make_canaries(m, &rows, random_rows, &rng, &c);
 	audit_writes_rolled_back(m, &c, forget, &writes);
 	after = writes.model;
+	if (after->released.status == MODEL_READY &&
+		(after->def.owner != m->def.owner || after->def.source != m->def.source ||
+		 after->def.loss != m->def.loss || after->def.dims != m->def.dims ||
+		 after->def.intercept != m->def.intercept || after->released.nclasses != 1 ||
+		 after->def.nfeatures != m->def.nfeatures || after->def.feature_array != m->def.feature_array))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" was redefined during its audit", m->def.name),
+				 errdetail("Nothing the audit wrote remains."),
+				 errhint("Run the audit again.")));
 	if (after->released.status != MODEL_READY || after->def.p != m->def.p)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1166,7 +1251,8 @@ score_array(ArrayType *arr, const char *what, int *n)
 /*
  * unlearn._audit_statistics(members, non_members): the AUC and the TPR at
  * FPR 0.1% and 1% with their Clopper-Pearson intervals that the audit
- * reports for scores, for tests against an independent computation.
+ * reports for scores (NULL at an FPR the non-members cannot resolve), for
+ * tests against an independent computation.
  */
 Datum
 unlearn_audit_statistics(PG_FUNCTION_ARGS)
@@ -1195,7 +1281,7 @@ unlearn_audit_statistics(PG_FUNCTION_ARGS)
 		values[1 + 3 * a] = Float8GetDatum(f.tpr[a]);
 		values[2 + 3 * a] = Float8GetDatum(f.low[a]);
 		values[3 + 3 * a] = Float8GetDatum(f.high[a]);
-		nulls[1 + 3 * a] = npos == 0;
+		nulls[1 + 3 * a] = nulls[2 + 3 * a] = nulls[3 + 3 * a] = npos == 0 || !f.resolved[a];
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -22,26 +22,39 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "tcop/tcopprot.h"
+#include "nodes/parsenodes.h"
 
-static const char *
-canary_statement_hint(bool insert)
+typedef enum AuditWrite
 {
-	return insert ?
-		"The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL." :
-		"The caller needs DELETE on the table, and its row-level security must let the caller delete the rows it inserted.";
-}
+	WRITE_INSERT,
+	WRITE_DELETE,
+	WRITE_FORGET
+} AuditWrite;
 
-/* run sql as the caller with search_path pinned; errors lose their detail */
+/*
+ * Run one of the audit's writes as the caller.  The canaries' statements
+ * pin search_path = pg_catalog, pg_temp; forget's runs with the caller's,
+ * since it embeds their query.  An error is raised again with its
+ * SQLSTATE and message, without its detail (which may show a row), and
+ * with a hint on what the write needs.
+ */
 static int
-run_canary_statement(UnlearnModel *m, const char *sql, int nargs, Oid *types,
-					 Datum *values, bool insert)
+run_audit_write(UnlearnModel *m, AuditWrite write, const char *sql, int nargs, Oid *types,
+				Datum *values)
 {
+	static const char *const what[] = {
+		"insert the audit's canaries into", "delete the audit's canaries from",
+		"delete the rows of forget from"
+	};
 	MemoryContext cxt = CurrentMemoryContext;
 	int			level = NewGUCNestLevel();
 	volatile int result = 0;
+	const char *table = relation_qualified_name(m->def.source);
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	if (write != WRITE_FORGET)
+		(void) set_config_option("search_path", "pg_catalog, pg_temp",
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	PG_TRY();
 	{
 		result = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
@@ -55,10 +68,12 @@ run_canary_statement(UnlearnModel *m, const char *sql, int nargs, Oid *types,
 		FlushErrorState();
 		ereport(ERROR,
 				(errcode(edata->sqlerrcode),
-				 errmsg("could not %s the audit's canaries %s table %s: %s",
-						insert ? "insert" : "delete", insert ? "into" : "from",
-						relation_qualified_name(m->def.source), edata->message),
-				 errhint("%s", canary_statement_hint(insert))));
+				 errmsg("could not %s table %s: %s", what[write], table, edata->message),
+				 write == WRITE_INSERT ?
+				 errhint("The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL.") :
+				 write == WRITE_DELETE ?
+				 errhint("The caller's row-level security must let them delete the rows they inserted.") :
+				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...", table)));
 	}
 	PG_END_TRY();
 	AtEOXact_GUC(true, level);
@@ -69,7 +84,7 @@ run_canary_statement(UnlearnModel *m, const char *sql, int nargs, Oid *types,
 static const char *
 cast_to(Oid type)
 {
-	return format_type_be(type);
+	return format_type_extended(type, -1, FORMAT_TYPE_FORCE_QUALIFY);
 }
 
 /*
@@ -126,7 +141,7 @@ canaries_insert(UnlearnModel *m, int count, char **labels, const double *x,
 												   sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = Int32GetDatum(count);
 
-	if (run_canary_statement(m, sql.data, 3, types, values, true) != SPI_OK_INSERT_RETURNING ||
+	if (run_audit_write(m, WRITE_INSERT, sql.data, 3, types, values) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != (uint64) count)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -150,13 +165,13 @@ canaries_insert(UnlearnModel *m, int count, char **labels, const double *x,
 int64
 canaries_delete(UnlearnModel *m, int count, const Oid *oids, const ItemPointerData *tids)
 {
-	bool	   *done = palloc0(sizeof(bool) * count);
+	bool	   *done = palloc0(sizeof(bool) * Max(count, 1));
+	Datum	   *tid_datums = palloc(sizeof(Datum) * Max(count, 1));
 	int64		deleted = 0;
 	int			i;
 
 	for (i = 0; i < count; i++)
 	{
-		Datum	   *tid_datums = palloc(sizeof(Datum) * count);
 		int			n = 0,
 					j;
 		Datum		values[2];
@@ -177,10 +192,17 @@ canaries_delete(UnlearnModel *m, int count, const Oid *oids, const ItemPointerDa
 		sql = psprintf("DELETE FROM %s WHERE tableoid OPERATOR(pg_catalog.=) $1 "
 					   "AND ctid OPERATOR(pg_catalog.=) ANY ($2)",
 					   relation_qualified_name(m->def.source));
-		if (run_canary_statement(m, sql, 2, types, values, false) != SPI_OK_DELETE)
+		if (run_audit_write(m, WRITE_DELETE, sql, 2, types, values) != SPI_OK_DELETE)
 			elog(ERROR, "canary DELETE did not run");
 		deleted += SPI_processed;
 	}
+	if (deleted != count)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the audit's canaries did not all leave table %s",
+						relation_qualified_name(m->def.source)),
+				 errdetail("A rule, trigger or policy of the table changed the DELETE."),
+				 errhint("Audit a model whose table takes DELETEs as they are written.")));
 	return deleted;
 }
 
@@ -197,23 +219,18 @@ int
 canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***labels)
 {
 	StringInfoData sql;
-	MemoryContext cxt = CurrentMemoryContext;
 	int			d = m->def.dims;
 	int			j,
-				n;
+				n,
+				result;
 	uint64		i;
-	volatile int result = 0;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s AS _t WHERE EXISTS (SELECT 1 FROM (%s\n) AS _f "
-					 "WHERE ROW(_f.*) IS NOT DISTINCT FROM ROW(_t.*)) RETURNING _t.%s",
-					 relation_qualified_name(m->def.source), forget, quote_identifier(m->def.label));
-	for (j = 0; j < m->def.nfeatures; j++)
-		appendStringInfo(&sql, ", _t.%s::pg_catalog.float8%s", quote_identifier(m->def.features[j]),
-						 m->def.feature_array ? "[]" : "");
+	MemoryContext cxt = CurrentMemoryContext;
+	List	   *volatile parsed = NIL;
+
 	PG_TRY();
 	{
-		result = SPI_execute(sql.data, false, 0);
+		parsed = pg_parse_query(forget);
 	}
 	PG_CATCH();
 	{
@@ -224,14 +241,34 @@ canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***label
 		FlushErrorState();
 		ereport(ERROR,
 				(errcode(edata->sqlerrcode),
-				 errmsg("could not delete the rows of forget from table %s: %s",
-						relation_qualified_name(m->def.source), edata->message),
+				 errmsg("forget is not a query: %s", edata->message),
 				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...",
 						 relation_qualified_name(m->def.source))));
 	}
 	PG_END_TRY();
-	if (result != SPI_OK_DELETE_RETURNING)
-		elog(ERROR, "forget DELETE did not run");
+	if (list_length(parsed) != 1 ||
+		!IsA(((RawStmt *) linitial(parsed))->stmt, SelectStmt))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forget must be one SELECT"),
+				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...",
+						 relation_qualified_name(m->def.source))));
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s AS _t WHERE EXISTS (SELECT 1 FROM (%s\n) AS _f "
+					 "WHERE _f OPERATOR(pg_catalog.*=) _t) RETURNING _t.%s",
+					 relation_qualified_name(m->def.source), forget, quote_identifier(m->def.label));
+	for (j = 0; j < m->def.nfeatures; j++)
+		appendStringInfo(&sql, ", _t.%s::pg_catalog.float8%s", quote_identifier(m->def.features[j]),
+						 m->def.feature_array ? "[]" : "");
+	result = run_audit_write(m, WRITE_FORGET, sql.data, 0, NULL, NULL);
+	if (result != SPI_OK_DELETE_RETURNING ||
+		SPI_tuptable->tupdesc->natts != m->def.nfeatures + 1 ||
+		TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypid != m->def.column_types[m->def.nfeatures])
+		elog(ERROR, "forget DELETE did not return the model's columns");
+	for (j = 0; j < m->def.nfeatures; j++)
+		if (TupleDescAttr(SPI_tuptable->tupdesc, j + 1)->atttypid !=
+			(m->def.feature_array ? FLOAT8ARRAYOID : FLOAT8OID))
+			elog(ERROR, "forget DELETE did not return the model's columns");
 	*raw = palloc(sizeof(double) * Max(SPI_processed, 1) * d);
 	*labels = palloc(sizeof(char *) * Max(SPI_processed, 1));
 	n = 0;

@@ -142,6 +142,8 @@ extern void leave_extension_context(ExtensionContext *ctx);
 extern void enter_table_owner_context(Oid relid, ExtensionContext *ctx);
 extern void check_model_owner(UnlearnModel *m, Oid caller);
 extern void check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint);
+extern void check_may_read_rows(UnlearnModel *m, Oid relid, Oid role, const char *doing,
+								const char *why, const char *instead);
 extern void check_can_train(UnlearnModel *m, Oid relid, Oid caller);
 extern bool model_owner_may_read(UnlearnModel *m);
 extern bool model_owner_owns_table(UnlearnModel *m);

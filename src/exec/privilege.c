@@ -206,34 +206,46 @@ may_read_columns(UnlearnModel *m, Oid relid, Oid role, const char **column)
 }
 
 /*
- * The caller may train m on relid: SELECT on every model column, TRIGGER
- * on the table, and no row-level security that hides rows from it.
+ * role may read every row of m's columns in relid now (may_read_columns),
+ * or an error (42501) says what is missing: doing is what role wanted to
+ * do, why what reads the rows, instead what to ask others to do.
  */
 void
-check_can_train(UnlearnModel *m, Oid relid, Oid caller)
+check_may_read_rows(UnlearnModel *m, Oid relid, Oid role, const char *doing, const char *why,
+					const char *instead)
 {
 	const char *column;
 
-	if (pg_class_aclcheck(relid, caller, ACL_TRIGGER) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to train a model on table \"%s\"", get_rel_name(relid)),
-				 errdetail("Training attaches triggers to the table, which needs the TRIGGER privilege."),
-				 errhint("Ask the table's owner to GRANT TRIGGER on it, or to train the model.")));
-	if (may_read_columns(m, relid, caller, &column))
+	if (may_read_columns(m, relid, role, &column))
 		return;
 	if (column != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for column \"%s\" of table \"%s\"",
 						column, get_rel_name(relid)),
-				 errhint("Training reads the label and every feature column.")));
+				 errhint("%s reads the label and every feature column.", why)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("cannot train a model on table \"%s\": row-level security applies to you",
-					get_rel_name(relid)),
+			 errmsg("cannot %s on table \"%s\": row-level security applies to you",
+					doing, get_rel_name(relid)),
 			 errdetail("A model reflects every row of its table, including rows the policies hide from you."),
-			 errhint("Ask the table's owner, or a role with BYPASSRLS, to train the model.")));
+			 errhint("Ask the table's owner, or a role with BYPASSRLS, to %s.", instead)));
+}
+
+/*
+ * The caller may train m on relid: SELECT on every model column, TRIGGER
+ * on the table, and no row-level security that hides rows from it.
+ */
+void
+check_can_train(UnlearnModel *m, Oid relid, Oid caller)
+{
+	if (pg_class_aclcheck(relid, caller, ACL_TRIGGER) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to train a model on table \"%s\"", get_rel_name(relid)),
+				 errdetail("Training attaches triggers to the table, which needs the TRIGGER privilege."),
+				 errhint("Ask the table's owner to GRANT TRIGGER on it, or to train the model.")));
+	check_may_read_rows(m, relid, caller, "train a model", "Training", "train the model");
 }
 
 /*

@@ -135,6 +135,7 @@ extern void clopper_pearson(int64 hits, int64 n, double *low, double *high);
 extern void sort_scores(double *scores, int64 n);
 extern double membership_auc(const double *pos, int64 npos, const double *neg, int64 nneg);
 extern double threshold_at_fpr(const double *neg, int64 nneg, double alpha);
+extern double threshold_fpr_bound(int64 nneg, double alpha);
 extern int64 count_above(const double *scores, int64 n, double threshold);
 extern double membership_log_ratio(double phi, double mu_out, double shift, double spread);
 extern double gaussian_log_ratio(double phi, double mu_in, double sd_in, double mu_out,

@@ -50,45 +50,43 @@ normal_quantile(double q)
 	return 0.5 * (lo + hi);
 }
 
+/* one term of the modified Lentz method: c and d advance, f takes the step */
+static double
+lentz_term(double coefficient, double *c, double *d)
+{
+	const double tiny = 1e-300;
+
+	*d = 1.0 + coefficient * *d;
+	*c = 1.0 + coefficient / *c;
+	if (fabs(*d) < tiny)
+		*d = tiny;
+	if (fabs(*c) < tiny)
+		*c = tiny;
+	*d = 1.0 / *d;
+	return *d * *c;
+}
+
 /* the continued fraction of I_x(a, b), evaluated by the modified Lentz method */
 static double
 beta_fraction(double x, double a, double b)
 {
-	const double tiny = 1e-300;
 	double		c = 1.0,
 				d = 1.0 - (a + b) * x / (a + 1.0),
 				f;
 	int			m;
 
-	if (fabs(d) < tiny)
-		d = tiny;
+	if (fabs(d) < 1e-300)
+		d = 1e-300;
 	d = 1.0 / d;
 	f = d;
 	for (m = 1; m <= 10000; m++)
 	{
-		double		even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-		double		odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
 		double		step;
 
-		d = 1.0 + even * d;
-		c = 1.0 + even / c;
-		if (fabs(d) < tiny)
-			d = tiny;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1.0 / d;
-		f *= d * c;
-
-		d = 1.0 + odd * d;
-		c = 1.0 + odd / c;
-		if (fabs(d) < tiny)
-			d = tiny;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1.0 / d;
-		step = d * c;
+		f *= lentz_term(m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)), &c, &d);
+		step = lentz_term(-(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)), &c, &d);
 		f *= step;
-		if (fabs(step - 1.0) < 1e-16)
+		if (fabs(step - 1.0) < 4.0 * DBL_EPSILON)
 			break;
 	}
 	return f;
@@ -202,6 +200,21 @@ threshold_at_fpr(const double *neg, int64 nneg, double alpha)
 	if (allowed >= nneg)
 		return -INFINITY;
 	return neg[nneg - 1 - allowed];
+}
+
+/*
+ * A 97.5% upper bound on the true false positive rate of the threshold
+ * threshold_at_fpr picks from nneg negatives: it is the (k + 1)-th largest
+ * of them, k = floor(alpha * nneg), so its FPR is Beta(k + 1, nneg - k).
+ */
+double
+threshold_fpr_bound(int64 nneg, double alpha)
+{
+	int64		allowed = (int64) floor(alpha * (double) nneg);
+
+	if (allowed >= nneg)
+		return 1.0;
+	return beta_quantile(0.975, (double) (allowed + 1), (double) (nneg - allowed));
 }
 
 /* how many of the scores are strictly above threshold */

@@ -130,11 +130,47 @@ SELECT model FROM unlearn_train('au_nodefault', 'au_nodefault', 'y', '{a}', sigm
 SELECT * FROM unlearn_audit('au_nodefault', canaries => 40);
 SELECT count(*) FROM au_nodefault;
 
+-- a hostile table owner: row-level security that now hides rows from the
+-- model's owner refuses the audit (its canaries would copy them); a forget
+-- of more than one statement is refused; a trigger that keeps canaries
+-- from leaving makes the audit fail, not lie
+CREATE ROLE au_owner;
+CREATE ROLE au_modeler;
+CREATE TABLE au_rls (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant text DEFAULT current_user,
+					 y boolean, a float8);
+INSERT INTO au_rls (tenant, y, a) SELECT CASE WHEN i % 2 = 0 THEN 'au_owner' ELSE 'au_modeler' END,
+	i % 3 = 0, i % 7 FROM generate_series(1, 100) i;
+ALTER TABLE au_rls OWNER TO au_owner;
+GRANT SELECT, TRIGGER, INSERT, DELETE ON au_rls TO au_modeler;
+SET ROLE au_modeler;
+SELECT model FROM unlearn_train('au_rls', 'au_rls', 'y', '{a}', sigma => 5);
+RESET ROLE;
+SET ROLE au_owner;
+ALTER TABLE au_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY mine ON au_rls USING (tenant = current_user);
+RESET ROLE;
+SET ROLE au_modeler;
+SELECT * FROM unlearn_audit('au_rls', canaries => 40);
+RESET ROLE;
+SELECT * FROM unlearn_audit('au_newton', canaries => 40,
+	forget => 'SELECT * FROM au_newton WHERE false; DELETE FROM au_newton');
+SELECT * FROM unlearn_audit('au_newton', canaries => 40,
+	forget => 'SELECT * FROM au_newton WHERE false) AS _f WHERE false); SELECT (1');
+CREATE FUNCTION au_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER au_keep BEFORE DELETE ON au_newton FOR EACH ROW EXECUTE FUNCTION au_keep();
+SELECT * FROM unlearn_audit('au_newton', canaries => 40);
+DROP TRIGGER au_keep ON au_newton;
+DROP FUNCTION au_keep();
+SELECT count(*) AS rows_as_before FROM au_newton;
+
 -- the statistics the audit reports, on scores given: checked against
 -- NumPy and SciPy in test/python/check_audit_statistics.py
-SELECT auc, tpr_at_1, tpr_at_1_low = 0 AS low_at_zero
-FROM unlearn._audit_statistics('{3,4}', '{1,2,2,5}');
+-- (members 0.5 and 3 against 0.01, 0.02, ..., 1: the AUC counts the tie at
+-- 0.5 as one half; 100 non-members resolve 1% but not 0.1%)
+SELECT auc, tpr_at_1, tpr_at_0_1 IS NULL AS unresolved_at_0_1
+FROM unlearn._audit_statistics('{0.5,3}', ARRAY(SELECT g / 100.0 FROM generate_series(1, 100) g)::float8[]);
 
-SELECT unlearn_drop(m) FROM unnest(ARRAY['au', 'au_newton', 'au_part', 'au_expr', 'au_nodefault']) m;
+SELECT unlearn_drop(m) FROM unnest(ARRAY['au', 'au_newton', 'au_part', 'au_expr', 'au_nodefault', 'au_rls']) m;
 DROP VIEW au_trace;
-DROP TABLE au, au_newton, au_part, au_expr, au_nodefault;
+DROP TABLE au, au_newton, au_part, au_expr, au_nodefault, au_rls;
+DROP ROLE au_owner, au_modeler;
