@@ -72,7 +72,7 @@ def audit(conn, attack, canaries, shadows, seed):
     with conn.cursor() as cur:
         cur.execute("SELECT population, rows, auc, tpr_at_0_1, tpr_at_0_1_low, tpr_at_0_1_high, "
                     "tpr_at_1, tpr_at_1_low, tpr_at_1_high, ceiling_at_0_1, ceiling_at_1, "
-                    "release_cosine, error, mean_confidence "
+                    "release_cosine, error, mean_confidence, relearn_passes "
                     "FROM unlearn_audit(%s, canaries => %s, shadows => %s, attack => %s, seed => %s)",
                     (MODEL, canaries, shadows, attack, seed))
         rows = {r[0]: r for r in cur.fetchall()}
@@ -220,9 +220,9 @@ def main():
             r = results[attack][0][population]
             rows.append([attack, population, r[1], "-" if r[2] is None else "%.3f" % r[2],
                          pct(r[3]), interval(r[4], r[5]), pct(r[6]), interval(r[7], r[8]),
-                         pct(r[10])])
+                         pct(r[10]), "%.3f" % r[12], "-" if r[14] is None else r[14]])
     C.table(["attack", "population", "rows", "AUC", "TPR@0.1%", "95% CI", "TPR@1%", "95% CI",
-             "ceiling@1%"], rows)
+             "ceiling@1%", "error", "relearn"], rows)
     loo = results["loo"][0]
     check("power: present canaries reach TPR@1% >= 10% under 'loo'", loo["present"][6] >= 0.10,
           " (%s)" % pct(loo["present"][6]))

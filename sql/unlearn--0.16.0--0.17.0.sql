@@ -114,8 +114,9 @@ CREATE TYPE unlearn.audit AS (
 	epsilon_lower_bound float8,
 	ceiling_at_0_1 float8, ceiling_at_1 float8,
 	error float8, mean_confidence float8, mean_entropy float8,
+	relearn_passes integer,
 	release_cosine float8);
-COMMENT ON TYPE unlearn.audit IS 'what unlearn_audit returns: per population of canaries (present, deleted, never seen, retrained) and of the rows of forget the attack''s AUC and its TPR at FPR 0.1% and 1% with 95% Clopper-Pearson intervals, the lower bound on epsilon they prove, the certificate''s ceilings, the read-outs and the two-release statistic';
+COMMENT ON TYPE unlearn.audit IS 'what unlearn_audit returns: per population of canaries (present, deleted, never seen, retrained) and of the rows of forget the attack''s AUC and its TPR at FPR 0.1% and 1% with 95% Clopper-Pearson intervals, the lower bound on epsilon they prove, the certificate''s ceilings, the read-outs (error, confidence, entropy, and for the deleted canaries the Newton passes until relearned) and the two-release statistic';
 
 CREATE FUNCTION unlearn_audit(
 	model text,

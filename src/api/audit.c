@@ -68,7 +68,8 @@ PG_FUNCTION_INFO_V1(unlearn_audit_canaries);
 #define AUDIT_MAX_CANARIES 1000000
 #define AUDIT_MAX_SHADOWS 1024
 #define AUDIT_RELEASE_PAIRS 20	/* deletions watched one statement each */
-#define AUDIT_COLUMNS 16
+#define AUDIT_COLUMNS 17
+#define AUDIT_RELEARN_PASSES 50
 
 /*
  * The share of the canaries the model holds when it is scored (the
@@ -118,6 +119,7 @@ typedef struct AuditWrites
 	int		   *pair_step;		/* which deletion (index into deleted) */
 	UnlearnModel **pair_before; /* the model before it: w, row map, Lambda */
 	double	   *pair_after;		/* pairs * p: w after it */
+	UnlearnModel *before_deletions; /* after the inserts, before any DELETE */
 	int			nforget;		/* rows of forget => deleted, inside the model */
 	double	   *forget_raw;		/* nforget * dims */
 	char	  **forget_labels;
@@ -304,6 +306,7 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 	}
 	apply_queue(m);
 	progress_phase("deleting canaries", 0, 1, -1);
+	out->before_deletions = load_released(m->def.name);
 
 	out->ndeleted = ndeleted;
 	out->deleted = deleted;
@@ -894,10 +897,80 @@ forget_cosine(const Canaries *c, const AuditWrites *writes, const DesignMatrix *
 	return n > 0 ? total / n : NAN;
 }
 
+/* the mean loss of weights w on the canaries of group g */
+static double
+group_loss(UnlearnModel *m, const Canaries *c, CanaryGroup g, const double *w)
+{
+	double		total = 0.0;
+	int			n = 0,
+				i;
+
+	for (i = 0; i < c->count; i++)
+		if (c->group[i] == g)
+		{
+			total += loss_value(m->def.loss, vec_dot(w, c->x + (Size) i * c->p, c->p), c->y[i]);
+			n++;
+		}
+	return n > 0 ? total / n : NAN;
+}
+
+/*
+ * Relearn time (seed 001, 2.4.3): Newton passes, from w, over the rows the
+ * model holds and the deleted canaries again, until the deleted canaries'
+ * mean loss is back at its level before they were deleted (target).  One
+ * pass is one gradient and Hessian over the rows.  -1 if it is not back
+ * within AUDIT_RELEARN_PASSES.
+ */
+static int
+relearn_passes(UnlearnModel *m, const Canaries *c, const DesignMatrix *held, const double *w,
+			   double target)
+{
+	int			p = c->p;
+	DesignMatrix again = *held;
+	double	   *v = palloc(sizeof(double) * p);
+	double	   *g = palloc(sizeof(double) * p);
+	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p));
+	int			pass,
+				i,
+				j;
+
+	again.x = MemoryContextAllocHuge(CurrentMemoryContext,
+									 sizeof(double) * (Size) (held->n + c->count) * p);
+	again.y = MemoryContextAllocHuge(CurrentMemoryContext,
+									 sizeof(double) * (Size) (held->n + c->count));
+	memcpy(again.x, held->x, sizeof(double) * (Size) held->n * p);
+	memcpy(again.y, held->y, sizeof(double) * (Size) held->n);
+	for (i = 0; i < c->count; i++)
+		if (c->group[i] == CANARY_DELETED)
+		{
+			memcpy(again.x + again.n * p, c->x + (Size) i * p, sizeof(double) * p);
+			again.y[again.n++] = c->y[i];
+		}
+	memcpy(v, w, sizeof(double) * p);
+	for (pass = 0; pass <= AUDIT_RELEARN_PASSES; pass++)
+	{
+		double		weight_sum,
+					magnitude;
+
+		CHECK_FOR_INTERRUPTS();
+		if (group_loss(m, c, CANARY_DELETED, v) <= target)
+			return pass;
+		if (pass == AUDIT_RELEARN_PASSES)
+			break;
+		design_gradient(m, &again, 0, v, NULL, g, &magnitude);
+		if (!design_hessian_factor(m, &again, 0, v, factor, &weight_sum))
+			break;
+		chol_solve_packed(factor, p, g);
+		for (j = 0; j < p; j++)
+			v[j] -= g[j];
+	}
+	return -1;
+}
+
 static void
 put_population(ReturnSetInfo *rsinfo, const char *name, bool removed, const PopulationFigures *f,
 			   UnlearnModel *m, double error, double confidence, double entropy,
-			   double cosine)
+			   int relearn, double cosine)
 {
 	Datum		values[AUDIT_COLUMNS];
 	bool		nulls[AUDIT_COLUMNS] = {0};
@@ -928,9 +1001,12 @@ put_population(ReturnSetInfo *rsinfo, const char *name, bool removed, const Popu
 	values[12] = Float8GetDatum(error);
 	values[13] = Float8GetDatum(confidence);
 	values[14] = Float8GetDatum(entropy);
-	values[15] = Float8GetDatum(cosine);
+	values[16] = Float8GetDatum(cosine);
 	for (a = 10; a < AUDIT_COLUMNS; a++)
-		nulls[a] = isnan(DatumGetFloat8(values[a]));
+		nulls[a] = a != 15 && isnan(DatumGetFloat8(values[a]));
+	/* relearn passes: for the deleted canaries, and under the retrain */
+	values[15] = Int32GetDatum(relearn);
+	nulls[15] = relearn < 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -992,7 +1068,8 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 				confidence,
 				entropy,
 				cosine_deleted,
-				cosine_kept;
+				cosine_kept,
+				relearn_target;
 	ExtensionContext ctx;
 
 	for (i = 0; i < lengthof(argnames); i++)
@@ -1168,23 +1245,31 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	read_outs(&c, CANARY_PRESENT, after->released.coef, &error, &confidence, &entropy);
 	release_cosines(&c, &writes, raw_rows, rows.n, rows.p, &rng, &cosine_deleted, &cosine_kept);
 	put_population(rsinfo, "present", false, &figures, after, error, confidence, entropy,
-				   cosine_kept);
+				   -1, cosine_kept);
 
 	pos = group_scores(&c, CANARY_DELETED, lam, &npos);
 	population_figures(pos, npos, neg, nneg, &figures);
 	read_outs(&c, CANARY_DELETED, after->released.coef, &error, &confidence, &entropy);
+	progress_phase("relearning", 0, 1, -1);
+	relearn_target = writes.before_deletions->released.status == MODEL_READY &&
+		writes.before_deletions->def.p == c.p ?
+		group_loss(after, &c, CANARY_DELETED, writes.before_deletions->released.coef) : NAN;
 	put_population(rsinfo, "deleted", true, &figures, after, error, confidence, entropy,
+				   isnan(relearn_target) ? -1 :
+				   relearn_passes(after, &c, &held, after->released.coef, relearn_target),
 				   cosine_deleted);
 
 	population_figures(neg, nneg, neg, nneg, &figures);
 	figures.auc = NAN;
 	read_outs(&c, CANARY_NEVER, after->released.coef, &error, &confidence, &entropy);
-	put_population(rsinfo, "never seen", false, &figures, after, error, confidence, entropy, NAN);
+	put_population(rsinfo, "never seen", false, &figures, after, error, confidence, entropy, -1, NAN);
 
 	pos = group_scores(&c, CANARY_DELETED, lam_r, &npos);
 	population_figures(pos, npos, neg_r, nneg_r, &figures);
 	read_outs(&c, CANARY_DELETED, w_r, &error, &confidence, &entropy);
-	put_population(rsinfo, "retrained", true, &figures, after, error, confidence, entropy, NAN);
+	put_population(rsinfo, "retrained", true, &figures, after, error, confidence, entropy,
+				   isnan(relearn_target) ? -1 : relearn_passes(after, &c, &held, w_r, relearn_target),
+				   NAN);
 
 	if (forget != NULL)
 	{
@@ -1194,7 +1279,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 		figures.auc = NAN;
 		read_outs(&c, CANARY_FORGET, after->released.coef, &error, &confidence, &entropy);
 		put_population(rsinfo, "forget", true, &figures, after, error, confidence, entropy,
-					   forget_cosine(&c, &writes, &held));
+					   -1, forget_cosine(&c, &writes, &held));
 	}
 
 	progress_end(reports);

@@ -36,7 +36,9 @@ CREATE TEMP TABLE au_loo AS SELECT * FROM unlearn_audit('au', canaries => 400, a
 SELECT population, rows > 0 AS has_rows,
 	   CASE population WHEN 'present' THEN tpr_at_1 > 0.5 ELSE tpr_at_1 < 0.2 END AS tpr_as_expected,
 	   tpr_at_1_low <= tpr_at_1 AND tpr_at_1 <= tpr_at_1_high AS inside_interval,
-	   error BETWEEN 0 AND 1 AND mean_confidence BETWEEN 0.5 AND 1 AND mean_entropy >= 0 AS read_outs
+	   error BETWEEN 0 AND 1 AND mean_confidence BETWEEN 0.5 AND 1 AND mean_entropy >= 0 AS read_outs,
+	   CASE WHEN population IN ('deleted', 'retrained') THEN relearn_passes BETWEEN 0 AND 50
+		   ELSE relearn_passes IS NULL END AS relearn
 FROM au_loo ORDER BY population;
 CREATE TABLE au_newton (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, is_eight boolean, pixels float8[]);
 INSERT INTO au_newton (is_eight, pixels) SELECT is_eight, pixels FROM au ORDER BY id;
