@@ -25,6 +25,30 @@
 #include "tcop/tcopprot.h"
 #include "nodes/parsenodes.h"
 
+/*
+ * Raise the error being handled again as "prefix: its message", with its
+ * SQLSTATE and hint, without its detail (which may show a row's values).
+ * Called in a PG_CATCH block, in the context to copy the error into.
+ */
+static void
+raise_again(const char *prefix, const char *hint)
+{
+	ErrorData  *edata = CopyErrorData();
+
+	FlushErrorState();
+	ereport(ERROR,
+			(errcode(edata->sqlerrcode),
+			 errmsg("%s: %s", prefix, edata->message),
+			 errhint("%s", hint)));
+}
+
+static const char *
+forget_hint(UnlearnModel *m)
+{
+	return psprintf("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...",
+					relation_qualified_name(m->def.source));
+}
+
 typedef enum AuditWrite
 {
 	WRITE_INSERT,
@@ -61,19 +85,13 @@ run_audit_write(UnlearnModel *m, AuditWrite write, const char *sql, int nargs, O
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
 		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		ereport(ERROR,
-				(errcode(edata->sqlerrcode),
-				 errmsg("could not %s table %s: %s", what[write], table, edata->message),
-				 write == WRITE_INSERT ?
-				 errhint("The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL.") :
-				 write == WRITE_DELETE ?
-				 errhint("The caller's row-level security must let them delete the rows they inserted.") :
-				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...", table)));
+		raise_again(psprintf("could not %s table %s", what[write], table),
+					write == WRITE_INSERT ?
+					"The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL." :
+					write == WRITE_DELETE ?
+					"The caller's row-level security must let them delete the rows they inserted." :
+					forget_hint(m));
 	}
 	PG_END_TRY();
 	AtEOXact_GUC(true, level);
@@ -234,16 +252,8 @@ canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***label
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
 		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		ereport(ERROR,
-				(errcode(edata->sqlerrcode),
-				 errmsg("forget is not a query: %s", edata->message),
-				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...",
-						 relation_qualified_name(m->def.source))));
+		raise_again("forget is not a query", forget_hint(m));
 	}
 	PG_END_TRY();
 	if (list_length(parsed) != 1 ||
@@ -251,8 +261,7 @@ canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***label
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("forget must be one SELECT"),
-				 errhint("forget is a query whose rows are rows of the table, such as SELECT * FROM %s WHERE ...",
-						 relation_qualified_name(m->def.source))));
+				 errhint("%s", forget_hint(m))));
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "DELETE FROM %s AS _t WHERE EXISTS (SELECT 1 FROM (%s\n) AS _f "
 					 "WHERE _f OPERATOR(pg_catalog.*=) _t) RETURNING _t.%s",
