@@ -21,9 +21,9 @@
  *				noiseless optimum w* of the other rows, its spread the
  *				model's noise alone, s^2 = sigma^2 ||H^-1 x||^2, and a
  *				member shifts phi by sigmoid(-m) x'H^-1 x (mechanisms.md 4)
- *	'analytic'	the random-halves attacker in closed form: as 'loo', with
- *				the spread of the rows added, s^2 += v'Gv / 4, G the sum of
- *				the rows' gradient outer products
+ *	'analytic'	'lira' in closed form: it knows the table's rows but not
+ *				which other canaries the model holds (see
+ *				closed_form_scores)
  *	'lira'		online LiRA: shadow models trained as the model is (the
  *				same solver, fresh noise) on the table's rows and a random
  *				quarter of the canaries (the share the model holds), one
@@ -435,30 +435,53 @@ margin(const double *w, const double *x, double y, int p)
 /*
  * The closed-form attackers: lam[i] for each canary under w, and lam_r
  * under w_r, from the noiseless optimum w0 of the rows the model holds
- * and the factor of its Hessian.
+ * and the factor of its Hessian H.  v = H^-1 x; holding a canary moves
+ * its margin by shift = sigmoid(-m) x'v.
+ *
+ *	'loo' knows every other row: the non-member mean is the margin at w0
+ *	less the canary's own shift if the model holds it, and the spread is
+ *	the noise's, sigma^2 ||v||^2.
+ *
+ *	'analytic' is 'lira' in closed form: it knows the table's rows but not
+ *	which other canaries the model holds, each with probability q
+ *	(SHADOW_HOLDS).  Its reference is the optimum with every canary held
+ *	with weight q, one Newton step from w0: w_q = w0 - H^-1 g_q,
+ *	g_q = sum_j (q - held_j) grad l_j(w0).  A canary's margin is then
+ *	m_q - q shift out and m_q + (1 - q) shift in, with the noise's spread
+ *	plus that of the other canaries, v' G v, G = sum_j q (1 - q) l'_j^2
+ *	x_j x_j'.
  */
 static void
-closed_form_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *dm,
-				   const double *w0, const double *factor, bool analytic,
-				   const double *w, const double *w_r, double *lam, double *lam_r)
+closed_form_scores(UnlearnModel *m, const Canaries *c, const double *w0, const double *factor,
+				   bool analytic, const double *w, const double *w_r, double *lam, double *lam_r)
 {
 	int			p = c->p;
+	double		q = SHADOW_HOLDS;
 	double	   *gram = NULL;
+	double	   *w_q = NULL;
 	double	   *v = palloc(sizeof(double) * p);
 	double	   *gv = palloc(sizeof(double) * p);
 	int64		i;
 
 	if (analytic)
 	{
+		double	   *g_q = palloc0(sizeof(double) * p);
+
 		gram = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p),
 										  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		for (i = 0; i < dm->n; i++)
+		for (i = 0; i < c->count; i++)
 		{
-			const double *x = dm->x + i * p;
-			double		g = loss_d1(m->def.loss, vec_dot(w0, x, p), dm->y[i]);
+			const double *x = c->x + i * p;
+			double		d1 = loss_d1(m->def.loss, vec_dot(w0, x, p), c->y[i]);
+			double		held = c->group[i] == CANARY_PRESENT ? 1.0 : 0.0;
 
-			cblas_dspr(CblasColMajor, CblasLower, p, g * g, x, 1, gram);
+			cblas_daxpy(p, (q - held) * d1, x, 1, g_q, 1);
+			cblas_dspr(CblasColMajor, CblasLower, p, q * (1.0 - q) * d1 * d1, x, 1, gram);
 		}
+		chol_solve_packed(factor, p, g_q);
+		w_q = palloc(sizeof(double) * p);
+		for (i = 0; i < p; i++)
+			w_q[i] = w0[i] - g_q[i];
 	}
 	for (i = 0; i < c->count; i++)
 	{
@@ -470,14 +493,17 @@ closed_form_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *dm,
 					mu_out;
 
 		CHECK_FOR_INTERRUPTS();
-
 		memcpy(v, x, sizeof(double) * p);
 		chol_solve_packed(factor, p, v);
 		shift = logistic_sigmoid(-phi0) * vec_dot(x, v, p);
 		spread2 = m->def.sigma * m->def.sigma * vec_dot(v, v, p);
 		if (analytic)
-			spread2 += 0.25 * packed_quadratic(gram, p, v, gv);
-		mu_out = phi0 - (c->group[i] == CANARY_PRESENT ? shift : 0.0);
+		{
+			spread2 += packed_quadratic(gram, p, v, gv);
+			mu_out = margin(w_q, x, y, p) - q * shift;
+		}
+		else
+			mu_out = phi0 - (c->group[i] == CANARY_PRESENT ? shift : 0.0);
 		lam[i] = membership_log_ratio(margin(w, x, y, p), mu_out, shift, sqrt(spread2));
 		lam_r[i] = membership_log_ratio(margin(w_r, x, y, p), mu_out, shift, sqrt(spread2));
 	}
@@ -1214,7 +1240,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	if (attack == ATTACK_LIRA)
 		lira_scores(after, &c, &rows, shadows, &rng, after->released.coef, w_r, lam, lam_r);
 	else
-		closed_form_scores(after, &c, &held, w0, factor, attack == ATTACK_ANALYTIC,
+		closed_form_scores(after, &c, w0, factor, attack == ATTACK_ANALYTIC,
 						   after->released.coef, w_r, lam, lam_r);
 
 	if (per_canary)
