@@ -6,9 +6,9 @@
       per population, the TPR at FPR 0.1% and 1% with its 95%
       Clopper-Pearson interval, the AUC and the removal certificate's
       ceiling.  Checks: present canaries reach TPR@1% >= 10% under 'loo'
-      (power); the deleted canaries' TPR@1% lies inside the interval of the
-      never-seen and of the retrained ones, and their interval does not lie
-      above the ceiling (forgetting); 'analytic' and 'lira' TPR@1% on the
+      (power); the deleted canaries' TPR@1% is not above the interval of
+      the never-seen nor of the retrained ones, and their interval does not
+      lie above the ceiling (forgetting); 'analytic' and 'lira' TPR@1% on the
       present canaries agree within 30%.
   (b) the two-release statistic: the mean |cos| of H (w_after - w_before)
       with the deleted row, and with a row that stayed.
@@ -229,9 +229,9 @@ def main():
     for attack in ATTACKS:
         r = results[attack][0]
         d = r["deleted"][6]
-        inside = (r["never seen"][7] <= d <= r["never seen"][8] or d <= 0.01) and \
-            r["retrained"][7] <= d <= r["retrained"][8]
-        check("forgetting (%s): deleted TPR@1%% %s inside the intervals of never seen %s and retrained %s"
+        # one-sided: a deleted canary less exposed than a never-seen one is forgotten
+        inside = d <= r["never seen"][8] and d <= r["retrained"][8]
+        check("forgetting (%s): deleted TPR@1%% %s not above the intervals of never seen %s and retrained %s"
               % (attack, pct(d), interval(r["never seen"][7], r["never seen"][8]),
                  interval(r["retrained"][7], r["retrained"][8])), inside)
         check("certificate (%s): the deleted canaries' interval at 1%% does not lie above the ceiling %s"
