@@ -142,3 +142,5 @@ CREATE FUNCTION unlearn._audit_statistics(members float8[], non_members float8[]
 	OUT tpr_at_1 float8, OUT tpr_at_1_low float8, OUT tpr_at_1_high float8)
 AS 'MODULE_PATHNAME', 'unlearn_audit_statistics' LANGUAGE C IMMUTABLE STRICT;
 COMMENT ON FUNCTION unlearn._audit_statistics(float8[], float8[]) IS 'internal: the AUC and TPRs with Clopper-Pearson intervals that unlearn_audit reports for given scores; for tests';
+
+COMMENT ON COLUMN unlearn.progress.command IS 'training (unlearn_train), retraining (unlearn_retrain, or a retrain after a change), re-anchoring, class census (a model that releases nothing lists its classes), or audit (unlearn_audit: inserting canaries, deleting canaries, scoring canaries, training shadow models, relearning)';
