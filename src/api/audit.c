@@ -223,6 +223,46 @@ load_released(const char *name)
 	return m;
 }
 
+/*
+ * The model as the audit began: the same owner, table, loss, columns and
+ * dimensions, a binary classifier.  Anything the audit's writes run (a
+ * table owner's trigger, a function of forget) may retrain or replace
+ * the model; the audit then stops rather than mix two models' arrays.
+ */
+static bool
+same_definition(const UnlearnModel *a, const UnlearnModel *b)
+{
+	int			j;
+
+	if (a->def.owner != b->def.owner || a->def.source != b->def.source ||
+		a->def.loss != b->def.loss || a->def.dims != b->def.dims || a->def.p != b->def.p ||
+		a->def.intercept != b->def.intercept || a->def.feature_array != b->def.feature_array ||
+		a->def.nfeatures != b->def.nfeatures ||
+		(a->released.status == MODEL_READY && a->released.nclasses != 1) ||
+		(b->released.status == MODEL_READY && b->released.nclasses != 1))
+		return false;
+	for (j = 0; j <= a->def.nfeatures; j++)
+		if (a->def.column_types[j] != b->def.column_types[j] ||
+			(j < a->def.nfeatures && strcmp(a->def.features[j], b->def.features[j]) != 0))
+			return false;
+	return true;
+}
+
+/* the model as the audit began, or an error */
+static UnlearnModel *
+load_same_model(const UnlearnModel *m)
+{
+	UnlearnModel *now = load_released(m->def.name);
+
+	if (!same_definition(m, now))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" was redefined during its audit", m->def.name),
+				 errdetail("Nothing the audit wrote remains."),
+				 errhint("Run the audit again.")));
+	return now;
+}
+
 /* the same row map: no retrain or grid step moved the coordinates */
 static bool
 same_row_map(const UnlearnModel *a, const UnlearnModel *b)
@@ -288,8 +328,10 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 	int			ndeleted,
 				npresent,
 				t;
-	Oid		   *oids;
-	ItemPointerData *tids;
+	Oid		   *oids,
+			   *present_oids;
+	ItemPointerData *tids,
+			   *present_tids;
 	int			p = m->def.p;
 
 	ndeleted = group_rows(c, CANARY_DELETED, &deleted, &labels, &raw);
@@ -298,15 +340,12 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 	canaries_insert(m, ndeleted, labels, raw, oids, tids);
 	apply_queue(m);
 	npresent = group_rows(c, CANARY_PRESENT, &present, &labels, &raw);
-	{
-		Oid		   *ignored_oids = palloc(sizeof(Oid) * Max(npresent, 1));
-		ItemPointerData *ignored_tids = palloc(sizeof(ItemPointerData) * Max(npresent, 1));
-
-		canaries_insert(m, npresent, labels, raw, ignored_oids, ignored_tids);
-	}
+	present_oids = palloc(sizeof(Oid) * Max(npresent, 1));
+	present_tids = palloc(sizeof(ItemPointerData) * Max(npresent, 1));
+	canaries_insert(m, npresent, labels, raw, present_oids, present_tids);
 	apply_queue(m);
 	progress_phase("deleting canaries", 0, 1, -1);
-	out->before_deletions = load_released(m->def.name);
+	out->before_deletions = load_same_model(m);
 
 	out->ndeleted = ndeleted;
 	out->deleted = deleted;
@@ -316,12 +355,12 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 	out->pair_after = palloc(sizeof(double) * AUDIT_RELEASE_PAIRS * p);
 	for (t = 0; t < Min(AUDIT_RELEASE_PAIRS, ndeleted); t++)
 	{
-		UnlearnModel *before = load_released(m->def.name);
+		UnlearnModel *before = load_same_model(m);
 		UnlearnModel *after;
 
 		canaries_delete(m, 1, &oids[t], &tids[t]);
 		apply_queue(m);
-		after = load_released(m->def.name);
+		after = load_same_model(m);
 		/* a retrain releases fresh noise, a new map new coordinates */
 		if (before->released.status != MODEL_READY || after->released.status != MODEL_READY ||
 			after->released.retrains != before->released.retrains || !same_row_map(before, after))
@@ -338,17 +377,18 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 	out->forget_before = NULL;
 	if (forget != NULL)
 	{
-		UnlearnModel *before = load_released(m->def.name);
+		UnlearnModel *before = load_same_model(m);
 		UnlearnModel *after;
 
-		out->nforget = canaries_forget(m, forget, &out->forget_raw, &out->forget_labels);
+		out->nforget = canaries_forget(m, forget, npresent, present_oids, present_tids,
+									   &out->forget_raw, &out->forget_labels);
 		apply_queue(m);
-		after = load_released(m->def.name);
+		after = load_same_model(m);
 		if (before->released.status == MODEL_READY && after->released.status == MODEL_READY &&
 			after->released.retrains == before->released.retrains && same_row_map(before, after))
 			out->forget_before = before;
 	}
-	out->model = load_released(m->def.name);
+	out->model = load_same_model(m);
 }
 
 /* run audit_writes in a subtransaction that is always rolled back */
@@ -475,6 +515,8 @@ closed_form_scores(UnlearnModel *m, const Canaries *c, const double *w0, const d
 			double		d1 = loss_d1(m->def.loss, vec_dot(w0, x, p), c->y[i]);
 			double		held = c->group[i] == CANARY_PRESENT ? 1.0 : 0.0;
 
+			CHECK_FOR_INTERRUPTS();
+
 			cblas_daxpy(p, (q - held) * d1, x, 1, g_q, 1);
 			cblas_dspr(CblasColMajor, CblasLower, p, q * (1.0 - q) * d1 * d1, x, 1, gram);
 		}
@@ -499,7 +541,11 @@ closed_form_scores(UnlearnModel *m, const Canaries *c, const double *w0, const d
 		spread2 = m->def.sigma * m->def.sigma * vec_dot(v, v, p);
 		if (analytic)
 		{
-			spread2 += packed_quadratic(gram, p, v, gv);
+			double		d1 = loss_d1(m->def.loss, vec_dot(w0, x, p), y);
+			double		own = vec_dot(v, x, p);
+
+			/* the other canaries' spread: G less the canary's own term */
+			spread2 += Max(packed_quadratic(gram, p, v, gv) - q * (1.0 - q) * d1 * d1 * own * own, 0.0);
 			mu_out = margin(w_q, x, y, p) - q * shift;
 		}
 		else
@@ -766,26 +812,32 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 	*kept = writes->pairs > 0 && npresent > 0 ? *kept / writes->pairs : NAN;
 }
 
+/* a row of forget => to find in the table's rows: its features and label */
 typedef struct RowKey
 {
 	uint32		hash;
-	int			index;			/* into the canaries */
-	bool		taken;			/* found in the table's rows */
+	double		y;
+	const double *x;			/* dims features */
 } RowKey;
-
-static int
-compare_row_keys(const void *a, const void *b)
-{
-	uint32		x = ((const RowKey *) a)->hash,
-				y = ((const RowKey *) b)->hash;
-
-	return (x > y) - (x < y);
-}
 
 static uint32
 row_hash(const double *x, int d, double y)
 {
 	return hash_bytes((const unsigned char *) x, sizeof(double) * d) ^ (y > 0 ? 0x9e3779b9 : 0);
+}
+
+static int
+compare_row_keys(const void *a, const void *b, void *arg)
+{
+	const RowKey *ka = a,
+			   *kb = b;
+	int			d = *(const int *) arg;
+
+	if (ka->hash != kb->hash)
+		return ka->hash < kb->hash ? -1 : 1;
+	if (ka->y != kb->y)
+		return ka->y < kb->y ? -1 : 1;
+	return memcmp(ka->x, kb->x, sizeof(double) * d);
 }
 
 /*
@@ -805,6 +857,7 @@ add_forget_rows(UnlearnModel *m, Canaries *c, const AuditWrites *writes, DesignM
 				first,
 				nkeys;
 	RowKey	   *keys;
+	int		   *next;
 
 	c->raw = repalloc_huge(c->raw, sizeof(double) * (Size) total * c->d);
 	c->labels = repalloc(c->labels, sizeof(char *) * total);
@@ -824,49 +877,53 @@ add_forget_rows(UnlearnModel *m, Canaries *c, const AuditWrites *writes, DesignM
 		c->y[i] = k == 1 ? 1.0 : -1.0;
 		c->group[i] = CANARY_FORGET;
 	}
-	/* forget's rows by the hash of their features and label, to find each once */
+	/*
+	 * forget's rows sorted by hash, label and features: equal rows form a
+	 * run, and next[run] is the first of the run not yet found, so each
+	 * table row costs one binary search
+	 */
 	first = total - writes->nforget;
 	nkeys = c->count - first;
 	keys = palloc(sizeof(RowKey) * Max(nkeys, 1));
+	next = palloc(sizeof(int) * Max(nkeys, 1));
 	for (i = 0; i < nkeys; i++)
 	{
-		keys[i].hash = row_hash(c->raw + (Size) (first + i) * c->d, c->d, c->y[first + i]);
-		keys[i].index = first + i;
-		keys[i].taken = false;
+		keys[i].x = c->raw + (Size) (first + i) * c->d;
+		keys[i].y = c->y[first + i];
+		keys[i].hash = row_hash(keys[i].x, c->d, keys[i].y);
 	}
-	qsort(keys, nkeys, sizeof(RowKey), compare_row_keys);
+	qsort_arg(keys, nkeys, sizeof(RowKey), compare_row_keys, &c->d);
+	for (i = 0; i < nkeys; i++)
+		next[i] = i;
 	for (r = 0; r < rows->n; r++)
 	{
-		const double *x = rows->x + r * rows->p;
-		bool		drop = false;
+		RowKey		probe;
+		int			lo = 0,
+					hi = nkeys;
 
 		if (r % 4096 == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (nkeys > 0)
+		probe.x = rows->x + r * rows->p;
+		probe.y = rows->y[r];
+		probe.hash = row_hash(probe.x, c->d, probe.y);
+		while (lo < hi)
 		{
-			uint32		hash = row_hash(x, c->d, rows->y[r]);
-			int			lo = 0,
-						hi = nkeys;
+			int			mid = (lo + hi) / 2;
 
-			while (lo < hi)
-			{
-				int			mid = (lo + hi) / 2;
-
-				if (keys[mid].hash < hash)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (; lo < nkeys && keys[lo].hash == hash && !drop; lo++)
-				if (!keys[lo].taken && c->y[keys[lo].index] == rows->y[r] &&
-					memcmp(c->raw + (Size) keys[lo].index * c->d, x, sizeof(double) * c->d) == 0)
-					drop = keys[lo].taken = true;
+			if (compare_row_keys(&keys[mid], &probe, &c->d) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		if (drop)
+		if (lo < nkeys && compare_row_keys(&keys[lo], &probe, &c->d) == 0 &&
+			next[lo] < nkeys && compare_row_keys(&keys[next[lo]], &probe, &c->d) == 0)
+		{
+			next[lo]++;
 			continue;
+		}
 		if (kept != r)
 		{
-			memmove(rows->x + kept * rows->p, x, sizeof(double) * rows->p);
+			memmove(rows->x + kept * rows->p, probe.x, sizeof(double) * rows->p);
 			rows->y[kept] = rows->y[r];
 		}
 		kept++;
@@ -989,6 +1046,9 @@ relearn_passes(UnlearnModel *m, const Canaries *c, const DesignMatrix *held, con
 		chol_solve_packed(factor, p, g);
 		for (j = 0; j < p; j++)
 			v[j] -= g[j];
+		/* converged short of the target: it will not get there */
+		if (vec_norm(g, p) <= 1e-12 * Max(vec_norm(v, p), 1.0))
+			break;
 	}
 	return -1;
 }
@@ -1087,6 +1147,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 				i,
 				j,
 				reports;
+	int64		nraw;
 	bool		random_rows;
 	char	   *forget;
 	PopulationFigures figures;
@@ -1176,16 +1237,6 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	make_canaries(m, &rows, random_rows, &rng, &c);
 	audit_writes_rolled_back(m, &c, forget, &writes);
 	after = writes.model;
-	if (after->released.status == MODEL_READY &&
-		(after->def.owner != m->def.owner || after->def.source != m->def.source ||
-		 after->def.loss != m->def.loss || after->def.dims != m->def.dims ||
-		 after->def.intercept != m->def.intercept || after->released.nclasses != 1 ||
-		 after->def.nfeatures != m->def.nfeatures || after->def.feature_array != m->def.feature_array))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("model \"%s\" was redefined during its audit", m->def.name),
-				 errdetail("Nothing the audit wrote remains."),
-				 errhint("Run the audit again.")));
 	if (after->released.status != MODEL_READY || after->def.p != m->def.p)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1194,13 +1245,15 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 				 errdetail("Nothing the audit wrote remains."),
 				 errhint("Audit with fewer canaries, or with a larger budget (sigma).")));
 
+	/* the table's rows as the watched deletions saw them: forget came after */
+	raw_rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) rows.n * rows.p);
+	memcpy(raw_rows, rows.x, sizeof(double) * (Size) rows.n * rows.p);
+	nraw = rows.n;
 	if (forget != NULL)
 		add_forget_rows(after, &c, &writes, &rows);
 
 	/* the rows the model holds after the writes: the table's and the present canaries */
 	progress_phase("scoring canaries", 0, 1, -1);
-	raw_rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) rows.n * rows.p);
-	memcpy(raw_rows, rows.x, sizeof(double) * (Size) rows.n * rows.p);
 	map_rows_into(after, rows.x, rows.p, rows.n, &rows);
 	{
 		DesignMatrix canary_rows = {0};
@@ -1269,7 +1322,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	pos = group_scores(&c, CANARY_PRESENT, lam, &npos);
 	population_figures(pos, npos, neg, nneg, &figures);
 	read_outs(&c, CANARY_PRESENT, after->released.coef, &error, &confidence, &entropy);
-	release_cosines(&c, &writes, raw_rows, rows.n, rows.p, &rng, &cosine_deleted, &cosine_kept);
+	release_cosines(&c, &writes, raw_rows, nraw, rows.p, &rng, &cosine_deleted, &cosine_kept);
 	put_population(rsinfo, "present", false, &figures, after, error, confidence, entropy,
 				   -1, cosine_kept);
 
@@ -1278,7 +1331,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	read_outs(&c, CANARY_DELETED, after->released.coef, &error, &confidence, &entropy);
 	progress_phase("relearning", 0, 1, -1);
 	relearn_target = writes.before_deletions->released.status == MODEL_READY &&
-		writes.before_deletions->def.p == c.p ?
+		same_row_map(writes.before_deletions, after) ?
 		group_loss(after, &c, CANARY_DELETED, writes.before_deletions->released.coef) : NAN;
 	put_population(rsinfo, "deleted", true, &figures, after, error, confidence, entropy,
 				   isnan(relearn_target) ? -1 :

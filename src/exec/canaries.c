@@ -75,6 +75,12 @@ run_audit_write(UnlearnModel *m, AuditWrite write, const char *sql, int nargs, O
 	int			level = NewGUCNestLevel();
 	volatile int result = 0;
 	const char *table = relation_qualified_name(m->def.source);
+	const char *hint = write == WRITE_INSERT ?
+		"The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL." :
+		write == WRITE_DELETE ?
+		"The caller's row-level security must let them delete the rows they inserted." :
+		forget_hint(m);
+	char	   *prefix = psprintf("could not %s table %s", what[write], table);
 
 	if (write != WRITE_FORGET)
 		(void) set_config_option("search_path", "pg_catalog, pg_temp",
@@ -86,12 +92,7 @@ run_audit_write(UnlearnModel *m, AuditWrite write, const char *sql, int nargs, O
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(cxt);
-		raise_again(psprintf("could not %s table %s", what[write], table),
-					write == WRITE_INSERT ?
-					"The canaries fill the model's label and feature columns; every other column of the table needs a default (an identity column, say) or must accept NULL." :
-					write == WRITE_DELETE ?
-					"The caller's row-level security must let them delete the rows they inserted." :
-					forget_hint(m));
+		raise_again(prefix, hint);
 	}
 	PG_END_TRY();
 	AtEOXact_GUC(true, level);
@@ -225,7 +226,8 @@ canaries_delete(UnlearnModel *m, int count, const Oid *oids, const ItemPointerDa
 }
 
 /*
- * DELETE the rows of m's table that the caller's query forget returns
+ * DELETE the rows of m's table that the caller's query forget returns,
+ * except the nkeep rows (keep_oids, keep_tids) of canaries the model holds
  * (a query over the table whose rows are rows of it, such as
  * SELECT * FROM t WHERE ...), as the caller, with the caller's
  * search_path: the query is theirs.  The deleted rows that are inside the
@@ -234,7 +236,8 @@ canaries_delete(UnlearnModel *m, int count, const Oid *oids, const ItemPointerDa
  * many came back.
  */
 int
-canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***labels)
+canaries_forget(UnlearnModel *m, const char *forget, int nkeep, const Oid *keep_oids,
+				const ItemPointerData *keep_tids, double **raw, char ***labels)
 {
 	StringInfoData sql;
 	int			d = m->def.dims;
@@ -242,9 +245,13 @@ canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***label
 				n,
 				result;
 	uint64		i;
-
 	MemoryContext cxt = CurrentMemoryContext;
+	const char *hint = forget_hint(m);
 	List	   *volatile parsed = NIL;
+	Datum	   *oid_datums = palloc(sizeof(Datum) * Max(nkeep, 1));
+	Datum	   *tid_datums = palloc(sizeof(Datum) * Max(nkeep, 1));
+	Datum		values[2];
+	Oid			types[2] = {OIDARRAYOID, TIDARRAYOID};
 
 	PG_TRY();
 	{
@@ -253,7 +260,7 @@ canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***label
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(cxt);
-		raise_again("forget is not a query", forget_hint(m));
+		raise_again("forget is not a query", hint);
 	}
 	PG_END_TRY();
 	if (list_length(parsed) != 1 ||
@@ -261,58 +268,42 @@ canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***label
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("forget must be one SELECT"),
-				 errhint("%s", forget_hint(m))));
+				 errhint("%s", hint)));
+
+	/* the canaries the model holds stay, whatever forget says */
+	for (j = 0; j < nkeep; j++)
+	{
+		oid_datums[j] = ObjectIdGetDatum(keep_oids[j]);
+		tid_datums[j] = PointerGetDatum(&keep_tids[j]);
+	}
+	values[0] = PointerGetDatum(construct_array(oid_datums, nkeep, OIDOID, sizeof(Oid), true,
+												TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_array(tid_datums, nkeep, TIDOID, sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "DELETE FROM %s AS _t WHERE EXISTS (SELECT 1 FROM (%s\n) AS _f "
-					 "WHERE _f OPERATOR(pg_catalog.*=) _t) RETURNING _t.%s",
+					 "WHERE _f.* OPERATOR(pg_catalog.*=) _t.*) AND NOT EXISTS "
+					 "(SELECT 1 FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS _k(o, c) "
+					 "WHERE _k.o OPERATOR(pg_catalog.=) _t.tableoid AND _k.c OPERATOR(pg_catalog.=) _t.ctid) "
+					 "RETURNING _t.%s",
 					 relation_qualified_name(m->def.source), forget, quote_identifier(m->def.label));
 	for (j = 0; j < m->def.nfeatures; j++)
-		appendStringInfo(&sql, ", _t.%s::pg_catalog.float8%s", quote_identifier(m->def.features[j]),
-						 m->def.feature_array ? "[]" : "");
-	result = run_audit_write(m, WRITE_FORGET, sql.data, 0, NULL, NULL);
-	if (result != SPI_OK_DELETE_RETURNING ||
-		SPI_tuptable->tupdesc->natts != m->def.nfeatures + 1 ||
-		TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypid != m->def.column_types[m->def.nfeatures])
-		elog(ERROR, "forget DELETE did not return the model's columns");
-	for (j = 0; j < m->def.nfeatures; j++)
-		if (TupleDescAttr(SPI_tuptable->tupdesc, j + 1)->atttypid !=
-			(m->def.feature_array ? FLOAT8ARRAYOID : FLOAT8OID))
-			elog(ERROR, "forget DELETE did not return the model's columns");
+		appendStringInfo(&sql, ", _t.%s", quote_identifier(m->def.features[j]));
+	result = run_audit_write(m, WRITE_FORGET, sql.data, 2, types, values);
+	if (result != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "forget DELETE did not run");
+	/* the columns as stored, decoded as every read of the model decodes them */
+	check_feature_select_types(m, SPI_tuptable->tupdesc, true, NULL, 0);
 	*raw = palloc(sizeof(double) * Max(SPI_processed, 1) * d);
 	*labels = palloc(sizeof(char *) * Max(SPI_processed, 1));
 	n = 0;
 	for (i = 0; i < SPI_processed; i++)
 	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		bool		inside = true;
-		Datum		label = SPI_getbinval(tuple, desc, 1, &isnull);
 		double		value;
 
-		if (isnull)
-			continue;
-		for (j = 0; j < m->def.nfeatures && inside; j++)
-		{
-			Datum		v = SPI_getbinval(tuple, desc, j + 2, &isnull);
-
-			if (isnull)
-				inside = false;
-			else if (m->def.feature_array)
-			{
-				ArrayType  *a = DatumGetArrayTypeP(v);
-
-				inside = ARR_NDIM(a) == 1 && ARR_DIMS(a)[0] == d && !array_contains_nulls(a);
-				if (inside)
-					extract_float_array(v, *raw + (Size) n * d, d, "forget");
-			}
-			else
-				(*raw)[(Size) n * d + j] = DatumGetFloat8(v);
-		}
-		if (!inside)
-			continue;
-		(*labels)[n] = label_from_datum(m->def.column_types[m->def.nfeatures], label, &value);
-		n++;
+		if (decode_spi_row(m, SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+						   *raw + (Size) n * d, &(*labels)[n], &value))
+			n++;
 	}
 	return n;
 }

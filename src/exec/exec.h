@@ -128,7 +128,8 @@ extern void canaries_insert(UnlearnModel *m, int count, char **labels, const dou
 							Oid *oids, ItemPointerData *tids);
 extern int64 canaries_delete(UnlearnModel *m, int count, const Oid *oids,
 							 const ItemPointerData *tids);
-extern int	canaries_forget(UnlearnModel *m, const char *forget, double **raw, char ***labels);
+extern int	canaries_forget(UnlearnModel *m, const char *forget, int nkeep, const Oid *keep_oids,
+							const ItemPointerData *keep_tids, double **raw, char ***labels);
 /* privilege.c */
 typedef struct ExtensionContext
 {

@@ -57,6 +57,10 @@ SELECT population, rows FROM unlearn_audit('au_newton', canaries => 400, attack 
 										   forget => 'SELECT * FROM au_newton WHERE id BETWEEN 10 AND 29')
 WHERE population = 'forget';
 SELECT count(*) AS rows_kept FROM au_newton WHERE id = 5 OR id BETWEEN 10 AND 29;
+-- a forget that would match canaries the model holds takes the table's rows only
+SELECT rows = (SELECT count(*) FROM au_newton WHERE is_eight) AS only_table_rows
+FROM unlearn_audit('au_newton', canaries => 200, forget => 'SELECT * FROM au_newton WHERE is_eight')
+WHERE population = 'forget';
 SELECT * FROM unlearn_audit('au_newton', forget => 'SELECT id FROM au_newton');
 SELECT * FROM unlearn_audit('au_newton', forget => 'SELECT * FROM au_newton WHERE nope');
 SELECT sum(rows) FILTER (WHERE population <> 'retrained') AS canaries,
