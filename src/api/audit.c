@@ -106,7 +106,8 @@ typedef struct Canaries
 	char	  **labels;			/* a class of the model */
 	double	   *y;				/* +-1 */
 	CanaryGroup *group;
-	double	   *x;				/* count * p, mapped as the model maps rows */
+	double	   *x;				/* count * p: raw, then mapped as the model maps
+								 * rows (map_design) */
 } Canaries;
 
 /* what the audit's writes left, read before they are rolled back */
@@ -205,6 +206,7 @@ make_canaries(UnlearnModel *m, const DesignMatrix *rows, bool random_rows,
 			memcpy(c->raw + (Size) i * c->d, rows->x + r * rows->p, sizeof(double) * c->d);
 			c->y[i] = -rows->y[r];
 		}
+		memcpy(c->x + (Size) i * c->p, c->raw + (Size) i * c->d, sizeof(double) * c->d);
 		c->labels[i] = m->released.classes[c->y[i] > 0 ? 1 : 0];
 		u = pg_prng_double(rng);
 		c->group[i] = u < 0.5 ? CANARY_NEVER : u < 0.75 ? CANARY_PRESENT : CANARY_DELETED;
@@ -332,6 +334,7 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 			   *present_oids;
 	ItemPointerData *tids,
 			   *present_tids;
+	UnlearnModel *before;
 	int			p = m->def.p;
 
 	ndeleted = group_rows(c, CANARY_DELETED, &deleted, &labels, &raw);
@@ -353,31 +356,33 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 	out->pair_step = palloc(sizeof(int) * AUDIT_RELEASE_PAIRS);
 	out->pair_before = palloc(sizeof(UnlearnModel *) * AUDIT_RELEASE_PAIRS);
 	out->pair_after = palloc(sizeof(double) * AUDIT_RELEASE_PAIRS * p);
+	before = out->before_deletions;
 	for (t = 0; t < Min(AUDIT_RELEASE_PAIRS, ndeleted); t++)
 	{
-		UnlearnModel *before = load_same_model(m);
 		UnlearnModel *after;
 
 		canaries_delete(m, 1, &oids[t], &tids[t]);
 		apply_queue(m);
 		after = load_same_model(m);
 		/* a retrain releases fresh noise, a new map new coordinates */
-		if (before->released.status != MODEL_READY || after->released.status != MODEL_READY ||
-			after->released.retrains != before->released.retrains || !same_row_map(before, after))
-			continue;
-		out->pair_step[out->pairs] = t;
-		out->pair_before[out->pairs] = before;
-		memcpy(out->pair_after + (Size) out->pairs * p, after->released.coef, sizeof(double) * p);
-		out->pairs++;
+		if (before->released.status == MODEL_READY && after->released.status == MODEL_READY &&
+			after->released.retrains == before->released.retrains && same_row_map(before, after))
+		{
+			out->pair_step[out->pairs] = t;
+			out->pair_before[out->pairs] = before;
+			memcpy(out->pair_after + (Size) out->pairs * p, after->released.coef, sizeof(double) * p);
+			out->pairs++;
+		}
+		before = after;
 	}
 	if (ndeleted > t)
 		canaries_delete(m, ndeleted - t, oids + t, tids + t);
 	apply_queue(m);
 	out->nforget = 0;
 	out->forget_before = NULL;
+	before = load_same_model(m);
 	if (forget != NULL)
 	{
-		UnlearnModel *before = load_same_model(m);
 		UnlearnModel *after;
 
 		out->nforget = canaries_forget(m, forget, npresent, present_oids, present_tids,
@@ -387,8 +392,9 @@ audit_writes(UnlearnModel *m, Canaries *c, const char *forget, AuditWrites *out)
 		if (before->released.status == MODEL_READY && after->released.status == MODEL_READY &&
 			after->released.retrains == before->released.retrains && same_row_map(before, after))
 			out->forget_before = before;
+		before = after;
 	}
-	out->model = load_same_model(m);
+	out->model = before;
 }
 
 /* run audit_writes in a subtransaction that is always rolled back */
@@ -425,28 +431,25 @@ audit_writes_rolled_back(UnlearnModel *m, Canaries *c, const char *forget, Audit
 	PG_END_TRY();
 }
 
-/*
- * n raw rows, stride apart, mapped by m into the design rows of dm (which
- * may be where they are: the first dims of each row)
- */
-static void
-map_rows_into(UnlearnModel *m, const double *raw, int stride, int64 n, DesignMatrix *dm)
+/* the rows of base and, after them, the canaries of group g */
+static DesignMatrix
+rows_and_group(const DesignMatrix *base, const Canaries *c, CanaryGroup g)
 {
-	RowMap		map;
-	double	   *row = palloc(sizeof(double) * dm->p);
-	int64		i;
+	DesignMatrix dm = *base;
+	int			i;
 
-	model_row_map(m, &map);
-	for (i = 0; i < n; i++)
-	{
-		if (i % 4096 == 0)
-			CHECK_FOR_INTERRUPTS();
-		memset(row, 0, sizeof(double) * dm->p);
-		memcpy(row, raw + i * stride, sizeof(double) * m->def.dims);
-		map_row(&map, row);
-		memcpy(dm->x + i * dm->p, row, sizeof(double) * dm->p);
-	}
-	pfree(row);
+	dm.x = MemoryContextAllocHuge(CurrentMemoryContext,
+								  sizeof(double) * (Size) (base->n + c->count) * c->p);
+	dm.y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) (base->n + c->count));
+	memcpy(dm.x, base->x, sizeof(double) * (Size) base->n * c->p);
+	memcpy(dm.y, base->y, sizeof(double) * (Size) base->n);
+	for (i = 0; i < c->count; i++)
+		if (c->group[i] == g)
+		{
+			memcpy(dm.x + dm.n * c->p, c->x + (Size) i * c->p, sizeof(double) * c->p);
+			dm.y[dm.n++] = c->y[i];
+		}
+	return dm;
 }
 
 /* fit a binary model of m on dm with noise b (NULL: none) from w = 0 */
@@ -454,16 +457,11 @@ static void
 fit_weights(UnlearnModel *m, const DesignMatrix *dm, const double *b, double *w, double *factor)
 {
 	double	   *anchor = palloc(sizeof(double) * m->def.p);
-	double	   *zero = NULL;
 	double		weight_sum;
 
-	if (b == NULL)
-		b = zero = palloc0(sizeof(double) * m->def.p);
 	memset(w, 0, sizeof(double) * m->def.p);
 	fit_class(m, dm, 0, b, w, anchor, factor, &weight_sum, false);
 	pfree(anchor);
-	if (zero)
-		pfree(zero);
 }
 
 static double
@@ -728,6 +726,46 @@ read_outs(const Canaries *c, CanaryGroup g, const double *w, double *error,
 }
 
 /*
+ * The two-release attacker's vector for one step: dw = w_before - w_after
+ * and u = H dw, H the Hessian at w_before of the rows that remain, built
+ * up from u = Lambda dw (release_step_begin) by one term per row
+ * (release_step_add): u += l''(w.z) (z . dw) z.
+ */
+static void
+release_step_begin(const UnlearnModel *before, const double *w_after, int p, double *dw,
+				   double *u)
+{
+	int			i;
+
+	for (i = 0; i < p; i++)
+	{
+		dw[i] = before->released.coef[i] - w_after[i];
+		u[i] = before->def.reg * dw[i];
+	}
+}
+
+static void
+release_step_add(const UnlearnModel *before, const double *z, const double *dw, int p,
+				 double *u)
+{
+	double		q = logistic_sigmoid(vec_dot(before->released.coef, z, p));
+
+	cblas_daxpy(p, q * (1.0 - q) * vec_dot(z, dw, p), z, 1, u, 1);
+}
+
+/* |cos| of u and z, or -1 when either is zero */
+static double
+abs_cosine(const double *u, const double *z, int p)
+{
+	double		norm_u = vec_norm(u, p),
+				norm_z = vec_norm(z, p);
+
+	if (norm_u == 0.0 || norm_z == 0.0)
+		return -1.0;
+	return fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
+}
+
+/*
  * The two-release attack of seed 002 on each watched deletion: an
  * observer of w before and after who reads the rows that remain forms
  * u = H (w_before - w_after), H their Hessian at w_before, and finds it
@@ -770,15 +808,9 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 			gone[i] = c->group[i] == CANARY_NEVER;
 		for (i = 0; i <= step; i++)
 			gone[writes->deleted[i]] = true;
-		for (i = 0; i < p; i++)
-		{
-			dw[i] = before->released.coef[i] - writes->pair_after[(Size) pair * p + i];
-			u[i] = before->def.reg * dw[i];
-		}
+		release_step_begin(before, writes->pair_after + (Size) pair * p, p, dw, u);
 		for (r = 0; r < nrows + c->count; r++)
 		{
-			double		q;
-
 			if (r >= nrows && gone[r - nrows])
 				continue;
 			memset(z, 0, sizeof(double) * p);
@@ -787,14 +819,12 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 			else
 				memcpy(z, c->raw + (r - nrows) * c->d, sizeof(double) * c->d);
 			map_row(&map, z);
-			q = logistic_sigmoid(vec_dot(before->released.coef, z, p));
-			cblas_daxpy(p, q * (1.0 - q) * vec_dot(z, dw, p), z, 1, u, 1);
+			release_step_add(before, z, dw, p, u);
 		}
 		for (side = 0; side < 2; side++)
 		{
 			int			target;
-			double		norm_u = vec_norm(u, p),
-						norm_z;
+			double		cosine;
 
 			if (side == 1 && npresent == 0)
 				break;
@@ -803,9 +833,9 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 			memset(z, 0, sizeof(double) * p);
 			memcpy(z, c->raw + (Size) target * c->d, sizeof(double) * c->d);
 			map_row(&map, z);
-			norm_z = vec_norm(z, p);
-			if (norm_u > 0.0 && norm_z > 0.0)
-				*(side == 0 ? deleted : kept) += fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
+			cosine = abs_cosine(u, z, p);
+			if (cosine >= 0.0)
+				*(side == 0 ? deleted : kept) += cosine;
 		}
 	}
 	*deleted = writes->pairs > 0 ? *deleted / writes->pairs : NAN;
@@ -873,6 +903,8 @@ add_forget_rows(UnlearnModel *m, Canaries *c, const AuditWrites *writes, DesignM
 			continue;
 		i = c->count++;
 		memcpy(c->raw + (Size) i * c->d, writes->forget_raw + (Size) f * c->d, sizeof(double) * c->d);
+		memset(c->x + (Size) i * c->p, 0, sizeof(double) * c->p);
+		memcpy(c->x + (Size) i * c->p, c->raw + (Size) i * c->d, sizeof(double) * c->d);
 		c->labels[i] = writes->forget_labels[f];
 		c->y[i] = k == 1 ? 1.0 : -1.0;
 		c->group[i] = CANARY_FORGET;
@@ -944,8 +976,7 @@ forget_cosine(const Canaries *c, const AuditWrites *writes, const DesignMatrix *
 	int			p = c->p;
 	double	   *u,
 			   *dw;
-	double		total = 0.0,
-				norm_u;
+	double		total = 0.0;
 	int64		r;
 	int			i,
 				n = 0;
@@ -954,27 +985,19 @@ forget_cosine(const Canaries *c, const AuditWrites *writes, const DesignMatrix *
 		return NAN;
 	u = palloc(sizeof(double) * p);
 	dw = palloc(sizeof(double) * p);
-	for (i = 0; i < p; i++)
-	{
-		dw[i] = before->released.coef[i] - writes->model->released.coef[i];
-		u[i] = before->def.reg * dw[i];
-	}
+	release_step_begin(before, writes->model->released.coef, p, dw, u);
 	for (r = 0; r < held->n; r++)
-	{
-		const double *z = held->x + r * p;
-		double		q = logistic_sigmoid(vec_dot(before->released.coef, z, p));
-
-		cblas_daxpy(p, q * (1.0 - q) * vec_dot(z, dw, p), z, 1, u, 1);
-	}
-	norm_u = vec_norm(u, p);
+		release_step_add(before, held->x + r * p, dw, p, u);
 	for (i = 0; i < c->count; i++)
 	{
-		const double *z = c->x + (Size) i * p;
-		double		norm_z = vec_norm(z, p);
+		double		cosine;
 
-		if (c->group[i] != CANARY_FORGET || norm_u == 0.0 || norm_z == 0.0)
+		if (c->group[i] != CANARY_FORGET)
 			continue;
-		total += fabs(vec_dot(u, z, p)) / (norm_u * norm_z);
+		cosine = abs_cosine(u, c->x + (Size) i * p, p);
+		if (cosine < 0.0)
+			continue;
+		total += cosine;
 		n++;
 	}
 	return n > 0 ? total / n : NAN;
@@ -1005,30 +1028,16 @@ group_loss(UnlearnModel *m, const Canaries *c, CanaryGroup g, const double *w)
  * within AUDIT_RELEARN_PASSES.
  */
 static int
-relearn_passes(UnlearnModel *m, const Canaries *c, const DesignMatrix *held, const double *w,
+relearn_passes(UnlearnModel *m, const Canaries *c, const DesignMatrix *again, const double *w,
 			   double target)
 {
 	int			p = c->p;
-	DesignMatrix again = *held;
 	double	   *v = palloc(sizeof(double) * p);
 	double	   *g = palloc(sizeof(double) * p);
 	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p));
 	int			pass,
-				i,
 				j;
 
-	again.x = MemoryContextAllocHuge(CurrentMemoryContext,
-									 sizeof(double) * (Size) (held->n + c->count) * p);
-	again.y = MemoryContextAllocHuge(CurrentMemoryContext,
-									 sizeof(double) * (Size) (held->n + c->count));
-	memcpy(again.x, held->x, sizeof(double) * (Size) held->n * p);
-	memcpy(again.y, held->y, sizeof(double) * (Size) held->n);
-	for (i = 0; i < c->count; i++)
-		if (c->group[i] == CANARY_DELETED)
-		{
-			memcpy(again.x + again.n * p, c->x + (Size) i * p, sizeof(double) * p);
-			again.y[again.n++] = c->y[i];
-		}
 	memcpy(v, w, sizeof(double) * p);
 	for (pass = 0; pass <= AUDIT_RELEARN_PASSES; pass++)
 	{
@@ -1040,8 +1049,8 @@ relearn_passes(UnlearnModel *m, const Canaries *c, const DesignMatrix *held, con
 			return pass;
 		if (pass == AUDIT_RELEARN_PASSES)
 			break;
-		design_gradient(m, &again, 0, v, NULL, g, &magnitude);
-		if (!design_hessian_factor(m, &again, 0, v, factor, &weight_sum))
+		design_gradient(m, again, 0, v, NULL, g, &magnitude);
+		if (!design_hessian_factor(m, again, 0, v, factor, &weight_sum))
 			break;
 		chol_solve_packed(factor, p, g);
 		for (j = 0; j < p; j++)
@@ -1126,6 +1135,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	UnlearnModel *after;
 	DesignMatrix rows;
 	DesignMatrix held;
+	DesignMatrix relearn = {0};
 	Canaries	c;
 	AuditWrites writes;
 	AuditAttack attack;
@@ -1254,28 +1264,16 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 
 	/* the rows the model holds after the writes: the table's and the present canaries */
 	progress_phase("scoring canaries", 0, 1, -1);
-	map_rows_into(after, rows.x, rows.p, rows.n, &rows);
+	map_design(after, &rows, false);
 	{
 		DesignMatrix canary_rows = {0};
 
+		canary_rows.n = c.count;
 		canary_rows.p = c.p;
 		canary_rows.x = c.x;
-		map_rows_into(after, c.raw, c.d, c.count, &canary_rows);
+		map_design(after, &canary_rows, false);
 	}
-	held.p = c.p;
-	held.cls = NULL;
-	held.skipped = 0;
-	held.x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) (rows.n + c.count) * c.p);
-	held.y = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * (Size) (rows.n + c.count));
-	memcpy(held.x, rows.x, sizeof(double) * (Size) rows.n * c.p);
-	memcpy(held.y, rows.y, sizeof(double) * (Size) rows.n);
-	held.n = rows.n;
-	for (i = 0; i < c.count; i++)
-		if (c.group[i] == CANARY_PRESENT)
-		{
-			memcpy(held.x + held.n * c.p, c.x + (Size) i * c.p, sizeof(double) * c.p);
-			held.y[held.n++] = c.y[i];
-		}
+	held = rows_and_group(&rows, &c, CANARY_PRESENT);
 
 	/* the noiseless optimum and its Hessian, and a retrain with fresh noise */
 	w0 = palloc(sizeof(double) * c.p);
@@ -1333,9 +1331,11 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	relearn_target = writes.before_deletions->released.status == MODEL_READY &&
 		same_row_map(writes.before_deletions, after) ?
 		group_loss(after, &c, CANARY_DELETED, writes.before_deletions->released.coef) : NAN;
+	if (!isnan(relearn_target))
+		relearn = rows_and_group(&held, &c, CANARY_DELETED);
 	put_population(rsinfo, "deleted", true, &figures, after, error, confidence, entropy,
 				   isnan(relearn_target) ? -1 :
-				   relearn_passes(after, &c, &held, after->released.coef, relearn_target),
+				   relearn_passes(after, &c, &relearn, after->released.coef, relearn_target),
 				   cosine_deleted);
 
 	population_figures(neg, nneg, neg, nneg, &figures);
@@ -1347,7 +1347,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	population_figures(pos, npos, neg_r, nneg_r, &figures);
 	read_outs(&c, CANARY_DELETED, w_r, &error, &confidence, &entropy);
 	put_population(rsinfo, "retrained", true, &figures, after, error, confidence, entropy,
-				   isnan(relearn_target) ? -1 : relearn_passes(after, &c, &held, w_r, relearn_target),
+				   isnan(relearn_target) ? -1 : relearn_passes(after, &c, &relearn, w_r, relearn_target),
 				   NAN);
 
 	if (forget != NULL)

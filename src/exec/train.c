@@ -436,8 +436,9 @@ lbfgs_phase(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 }
 
 /*
- * Fit class k from w (in: start, out: solution): L-BFGS to a moderate
- * tolerance, then Newton steps, which converge quadratically.  Newton
+ * Fit class k with noise b (NULL: none) from w (in: start, out:
+ * solution): L-BFGS to a moderate tolerance, then Newton steps, which
+ * converge quadratically.  Newton
  * stops as soon as the gradient meets the tolerance, so the last Hessian
  * built is usually at the point one step before the solution: that point
  * becomes the anchor w0 (written to anchor), its packed Cholesky factor is

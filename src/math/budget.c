@@ -34,18 +34,12 @@
 
 PG_FUNCTION_INFO_V1(unlearn_budget);
 
-static double
-std_normal_cdf(double x)
-{
-	return 0.5 * erfc(-x / M_SQRT2);
-}
-
 /* privacy loss tail of the Gaussian mechanism at ratio r = eps'/sigma */
 static double
 gaussian_tail(double r, double epsilon)
 {
-	return std_normal_cdf(r / 2.0 - epsilon / r)
-		- exp(epsilon) * std_normal_cdf(-r / 2.0 - epsilon / r);
+	return normal_cdf(r / 2.0 - epsilon / r)
+		- exp(epsilon) * normal_cdf(-r / 2.0 - epsilon / r);
 }
 
 double
