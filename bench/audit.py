@@ -6,10 +6,13 @@
       per population, the TPR at FPR 0.1% and 1% with its 95%
       Clopper-Pearson interval, the AUC and the removal certificate's
       ceiling.  Checks: present canaries reach TPR@1% >= 10% under 'loo'
-      (power); the deleted canaries' TPR@1% is not above the interval of
-      the never-seen nor of the retrained ones, and their interval does not
-      lie above the ceiling (forgetting); 'analytic' and 'lira' TPR@1% on the
-      present canaries agree within 30%.
+      (power); as many deleted canaries pass the 1% threshold as never-seen
+      ones would (exact test, p >= 0.01), and their interval does not lie
+      above the ceiling (forgetting); 'analytic' and 'lira' TPR@1% on the
+      present canaries agree within 30%.  The literal reading (the deleted
+      TPR inside the never-seen interval) is printed: with perfect
+      forgetting it fails in about 13% of runs, since the deleted canaries
+      are a sample of their own.
   (b) the two-release statistic: the mean |cos| of H (w_after - w_before)
       with the deleted row, and with a row that stayed.
   (c) cost: each audit's wall time as a ratio to one unlearn_retrain of
@@ -81,6 +84,24 @@ def audit(conn, attack, canaries, shadows, seed):
 
 def pct(v):
     return "-" if v is None else "%.2f%%" % (100 * v)
+
+
+def exchangeable_p(r, population):
+    """P(at least the observed count of population's canaries above the 1%
+    threshold) if they were scored like the never-seen canaries that set
+    it: the threshold leaves k of the n never-seen canaries above it, so the
+    count before the (k+1)-th never-seen canary in the merged ranking is
+    negative hypergeometric."""
+    n_n = r["never seen"][1]
+    k_n = int(round(r["never seen"][6] * n_n))
+    n_d = r[population][1]
+    k_d = int(round(r[population][6] * n_d))
+    total = n_n + n_d
+    below = 0.0
+    for k in range(k_d):
+        below += (math.comb(k + k_n, k) * math.comb(n_d - k + n_n - k_n - 1, n_d - k)
+                  / math.comb(total, n_d))
+    return max(0.0, 1.0 - below)
 
 
 def interval(lo, hi):
@@ -229,11 +250,15 @@ def main():
     for attack in ATTACKS:
         r = results[attack][0]
         d = r["deleted"][6]
-        # one-sided: a deleted canary less exposed than a never-seen one is forgotten
+        p_d, p_r = exchangeable_p(r, "deleted"), exchangeable_p(r, "retrained")
+        # the literal reading: inside the never-seen and retrained intervals
         inside = d <= r["never seen"][8] and d <= r["retrained"][8]
-        check("forgetting (%s): deleted TPR@1%% %s not above the intervals of never seen %s and retrained %s"
-              % (attack, pct(d), interval(r["never seen"][7], r["never seen"][8]),
-                 interval(r["retrained"][7], r["retrained"][8])), inside)
+        print("info forgetting (%s): deleted TPR@1%% %s %s the intervals of never seen %s and retrained %s"
+              % (attack, pct(d), "inside" if inside else "above one of",
+                 interval(r["never seen"][7], r["never seen"][8]),
+                 interval(r["retrained"][7], r["retrained"][8])))
+        check("forgetting (%s): deleted canaries above the 1%% threshold are as many as never-seen ones "
+              "would be, p = %.3f (retrained model: p = %.3f)" % (attack, p_d, p_r), p_d >= 0.01)
         check("certificate (%s): the deleted canaries' interval at 1%% does not lie above the ceiling %s"
               % (attack, pct(r["deleted"][10])), r["deleted"][7] <= r["deleted"][10])
     a, l = results["analytic"][0]["present"][6], results["lira"][0]["present"][6]

@@ -452,14 +452,21 @@ rows_and_group(const DesignMatrix *base, const Canaries *c, CanaryGroup g)
 	return dm;
 }
 
-/* fit a binary model of m on dm with noise b (NULL: none) from w = 0 */
+/*
+ * fit a binary model of m on dm with noise b (NULL: none), from start
+ * (NULL: w = 0); the optimum does not depend on the start
+ */
 static void
-fit_weights(UnlearnModel *m, const DesignMatrix *dm, const double *b, double *w, double *factor)
+fit_weights(UnlearnModel *m, const DesignMatrix *dm, const double *b, const double *start,
+			double *w, double *factor)
 {
 	double	   *anchor = palloc(sizeof(double) * m->def.p);
 	double		weight_sum;
 
-	memset(w, 0, sizeof(double) * m->def.p);
+	if (start != NULL)
+		memcpy(w, start, sizeof(double) * m->def.p);
+	else
+		memset(w, 0, sizeof(double) * m->def.p);
 	fit_class(m, dm, 0, b, w, anchor, factor, &weight_sum, false);
 	pfree(anchor);
 }
@@ -560,14 +567,34 @@ closed_form_scores(UnlearnModel *m, const Canaries *c, const double *w0, const d
  * canaries; per canary one Gaussian of its margin in the shadows that
  * held it and one in the others, with one pooled variance below 64
  * shadows and each its own from 64.
+ *
+ * A shadow's margin of canary i moves with which other canaries it
+ * holds far more than with canary i itself, so its mean in and out is
+ * estimated with a control variate: the first-order move of the margin
+ * caused by the other canaries the shadow holds beyond their expected
+ * share q,
+ *
+ *	c_i(s) = -y_i v_i' sum_{j != i} (held_j(s) - q) l'_j x_j,  v_i = H^-1 x_i,
+ *
+ * at the noiseless optimum w0 of the rows the model holds, with H its
+ * Hessian.  c_i has mean 0 over the shadows' random draws whether or not
+ * a shadow holds i, so phi - c_i estimates the same means with the
+ * spread of the other canaries removed (the noise, and what the first
+ * order misses, remain).  The variances are the raw margins' about
+ * those means: the target's other canaries are as unknown to the
+ * attacker as a shadow's.  Each shadow is fitted to the model's training
+ * tolerance by chord steps from w0 with H's factor (fit_class_chord):
+ * O(n p) a step instead of a training's O(n p^2) Hessian.
  */
 static void
 lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int shadows,
-			pg_prng_state *rng, const double *w, const double *w_r, double *lam, double *lam_r)
+			pg_prng_state *rng, const double *w0, const double *factor, const double *w,
+			const double *w_r, double *lam, double *lam_r)
 {
 	int			p = c->p;
 	int			s,
 				i;
+	double		q = SHADOW_HOLDS;
 	double	   *margins = MemoryContextAllocHuge(CurrentMemoryContext,
 												 sizeof(double) * (Size) shadows * c->count);
 	bool	   *held = MemoryContextAllocHuge(CurrentMemoryContext,
@@ -576,13 +603,28 @@ lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int sh
 	double	   *sum_out = palloc0(sizeof(double) * c->count);
 	int		   *n_in = palloc0(sizeof(int) * c->count);
 	int		   *n_out = palloc0(sizeof(int) * c->count);
+	double	   *d1 = palloc(sizeof(double) * c->count);
+	double	   *leverage = palloc(sizeof(double) * c->count);
+	double	   *v = palloc(sizeof(double) * p);
+	double	   *u = palloc(sizeof(double) * p);
 	double	   *b = palloc(sizeof(double) * p);
 	double	   *ws = palloc(sizeof(double) * p);
-	double	   *factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p));
+	double	   *scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(p));
 	double		squares = 0.0,
 				pooled;
 	int64		freedom = 0;
 	DesignMatrix shadow;
+
+	for (i = 0; i < c->count; i++)
+	{
+		const double *x = c->x + (Size) i * p;
+
+		CHECK_FOR_INTERRUPTS();
+		d1[i] = loss_d1(m->def.loss, vec_dot(w0, x, p), c->y[i]);
+		memcpy(v, x, sizeof(double) * p);
+		chol_solve_packed(factor, p, v);
+		leverage[i] = vec_dot(x, v, p);
+	}
 
 	shadow.p = p;
 	shadow.cls = NULL;
@@ -593,6 +635,7 @@ lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int sh
 									  sizeof(double) * (Size) (rows->n + c->count));
 	for (s = 0; s < shadows; s++)
 	{
+		bool	   *hs = held + (Size) s * c->count;
 		int			j;
 
 		CHECK_FOR_INTERRUPTS();
@@ -600,31 +643,39 @@ lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int sh
 		shadow.n = rows->n;
 		memcpy(shadow.x, rows->x, sizeof(double) * (Size) rows->n * p);
 		memcpy(shadow.y, rows->y, sizeof(double) * (Size) rows->n);
+		memset(u, 0, sizeof(double) * p);
 		for (i = 0; i < c->count; i++)
 		{
-			held[(Size) s * c->count + i] = pg_prng_double(rng) < SHADOW_HOLDS;
-			if (held[(Size) s * c->count + i])
+			hs[i] = pg_prng_double(rng) < q;
+			if (hs[i])
 			{
 				memcpy(shadow.x + shadow.n * p, c->x + (Size) i * p, sizeof(double) * p);
 				shadow.y[shadow.n++] = c->y[i];
 			}
+			cblas_daxpy(p, ((hs[i] ? 1.0 : 0.0) - q) * d1[i], c->x + (Size) i * p, 1, u, 1);
 		}
+		chol_solve_packed(factor, p, u);
 		for (j = 0; j < p; j++)
 			b[j] = m->def.sigma * gaussian(rng);
-		fit_weights(m, &shadow, b, ws, factor);
+		memcpy(ws, w0, sizeof(double) * p);
+		if (!fit_class_chord(m, &shadow, 0, b, factor, ws))
+			fit_weights(m, &shadow, b, w0, ws, scratch);
 		for (i = 0; i < c->count; i++)
 		{
-			double		phi = margin(ws, c->x + (Size) i * p, c->y[i], p);
+			const double *x = c->x + (Size) i * p;
+			double		phi = margin(ws, x, c->y[i], p);
+			double		move = -c->y[i] * (vec_dot(x, u, p) -
+										  ((hs[i] ? 1.0 : 0.0) - q) * d1[i] * leverage[i]);
 
 			margins[(Size) s * c->count + i] = phi;
-			if (held[(Size) s * c->count + i])
+			if (hs[i])
 			{
-				sum_in[i] += phi;
+				sum_in[i] += phi - move;
 				n_in[i]++;
 			}
 			else
 			{
-				sum_out[i] += phi;
+				sum_out[i] += phi - move;
 				n_out[i]++;
 			}
 		}
@@ -1144,6 +1195,7 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 			   *w_r,
 			   *b_r,
 			   *factor,
+			   *scratch,
 			   *lam,
 			   *lam_r;
 	double	   *neg,
@@ -1280,16 +1332,19 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	w_r = palloc(sizeof(double) * c.p);
 	b_r = palloc(sizeof(double) * c.p);
 	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(c.p));
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(c.p));
 	for (j = 0; j < c.p; j++)
 		b_r[j] = after->def.sigma * gaussian(&rng);
-	fit_weights(after, &held, b_r, w_r, factor);
-	if (attack != ATTACK_LIRA)
-		fit_weights(after, &held, NULL, w0, factor);
+	fit_weights(after, &held, NULL, NULL, w0, factor);
+	memcpy(w_r, w0, sizeof(double) * c.p);
+	if (!fit_class_chord(after, &held, 0, b_r, factor, w_r))
+		fit_weights(after, &held, b_r, w0, w_r, scratch);
 
 	lam = palloc(sizeof(double) * c.count);
 	lam_r = palloc(sizeof(double) * c.count);
 	if (attack == ATTACK_LIRA)
-		lira_scores(after, &c, &rows, shadows, &rng, after->released.coef, w_r, lam, lam_r);
+		lira_scores(after, &c, &rows, shadows, &rng, w0, factor, after->released.coef, w_r,
+					lam, lam_r);
 	else
 		closed_form_scores(after, &c, w0, factor, attack == ATTACK_ANALYTIC,
 						   after->released.coef, w_r, lam, lam_r);

@@ -111,6 +111,8 @@ extern bool reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum,
 extern double fit_class(UnlearnModel *m, const DesignMatrix *dm, int k,
 						const double *b, double *w, double *anchor, double *factor,
 						double *weight_sum, bool verbose);
+extern bool fit_class_chord(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
+							const double *factor, double *w);
 extern void gram_of_design(const DesignMatrix *dm, double *gram_packed);
 extern bool design_hessian_factor(UnlearnModel *m, const DesignMatrix *dm, int k,
 								  const double *w, double *factor, double *weight_sum);

@@ -560,6 +560,60 @@ fit_class(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
 }
 
 /*
+ * Fit class k of m on dm with noise b from w by chord steps with a fixed
+ * Hessian factor near the optimum, w <- w - H0^-1 g: one O(n p) gradient
+ * and one O(p^2) solve per step, converging linearly at rate
+ * ||I - H0^-1 H(w*)||.  It stops at fit_class's tolerance, or where the
+ * norm stops halving at its rounding floor.  Returns false (w then holds
+ * the last step) when it converged no further than STALL_TOLERANCE in
+ * CHORD_MAX_STEPS: H0 is too far from the optimum's Hessian.
+ */
+#define CHORD_MAX_STEPS 40
+
+bool
+fit_class_chord(UnlearnModel *m, const DesignMatrix *dm, int k, const double *b,
+				const double *factor, double *w)
+{
+	int			p = m->def.p;
+	double	   *g = palloc(sizeof(double) * p);
+	double	   *z = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(dm->n, 1));
+	double		g0norm,
+				gnorm,
+				prev = DBL_MAX;
+	int			step;
+	bool		converged = false;
+
+	memset(g, 0, sizeof(double) * p);
+	{
+		double	   *zero = palloc0(sizeof(double) * p);
+
+		objective(m, dm, k, zero, b, g, z, NULL);
+		pfree(zero);
+	}
+	g0norm = Max(vec_norm(g, p), DBL_MIN);
+	for (step = 0; step <= CHORD_MAX_STEPS; step++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		objective(m, dm, k, w, b, g, z, NULL);
+		gnorm = vec_norm(g, p);
+		if (gnorm <= GRADIENT_TOLERANCE * g0norm ||
+			(gnorm <= STALL_TOLERANCE * g0norm && gnorm > 0.5 * prev))
+		{
+			converged = true;
+			break;
+		}
+		if (step == CHORD_MAX_STEPS)
+			break;
+		prev = gnorm;
+		chol_solve_packed(factor, p, g);
+		cblas_daxpy(p, -1.0, g, 1, w, 1);
+	}
+	pfree(g);
+	pfree(z);
+	return converged;
+}
+
+/*
  * The packed lower Cholesky factor of H = sum_i l''(w.x_i) x_i x_i' +
  * Lambda I at w on the design, and its weight sum C: one O(n p^2) pass and
  * an O(p^3) factor.  Returns false when H is not positive definite.
