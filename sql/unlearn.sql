@@ -62,7 +62,12 @@ CREATE TABLE unlearn.models (
 	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
 	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64),
 	classes_declared boolean NOT NULL DEFAULT false,
-	removal		text NOT NULL DEFAULT 'immediate' CHECK (removal IN ('immediate', 'deferred'))
+	removal		text NOT NULL DEFAULT 'immediate' CHECK (removal IN ('immediate', 'deferred')),
+	mechanism	text NOT NULL DEFAULT 'newton' CHECK (mechanism IN ('newton', 'noisy_gd')),
+	step_size	float8 NOT NULL DEFAULT 0,
+	training_steps bigint NOT NULL DEFAULT 0,
+	gd_steps	bigint NOT NULL DEFAULT 0,
+	fewest_rows bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -85,6 +90,11 @@ COMMENT ON COLUMN unlearn.models.reanchors IS 'times the Hessian was rebuilt at 
 COMMENT ON COLUMN unlearn.models.state IS 'ready: coef is released and certified; too few rows: the table holds fewer rows than weights (or none), coef is withheld until rows are inserted or unlearn_retrain; suspended: the budget ran out under on_exhausted = suspend, coef is withheld until unlearn_retrain';
 COMMENT ON COLUMN unlearn.models.partitions IS 'the partitions of the table when its models were last (re)trained: a change retrains them';
 COMMENT ON COLUMN unlearn.models.removal IS 'immediate: the table''s statement triggers apply each change to the model in the changing transaction; deferred: its row triggers queue each change in unlearn.pending, and unlearn_apply_pending applies the queue (foreign partitions, Citus-style engines); the model withholds its weights while changes are queued';
+COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal with loss perturbation (exact for least squares); noisy_gd: Noisy-GD, whose changes run noisy steps on the rows after them and which keeps no state (see unlearn_privacy)';
+COMMENT ON COLUMN unlearn.models.step_size IS 'noisy_gd: the step size eta, 1 / (1/4 + lambda); sigma is then the noise of a step, N(0, 2 eta sigma^2 I), and budget the deletion epsilon every change reaches';
+COMMENT ON COLUMN unlearn.models.training_steps IS 'noisy_gd: the steps of a training from the stationary start';
+COMMENT ON COLUMN unlearn.models.gd_steps IS 'noisy_gd: the steps run since the last training, its own included';
+COMMENT ON COLUMN unlearn.models.fewest_rows IS 'noisy_gd: the fewest rows the model reflected since its last training, the n of its accountant';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
 -- Secret and data-derived state: noise b, anchor w0, the spent budget and
@@ -209,14 +219,15 @@ SELECT m.model, m.source, m.loss,
 	   m.budget, m.spent,
 	   greatest(m.budget - m.spent, 0) AS remaining,
 	   CASE WHEN m.budget > 0 THEN round((100 * m.spent / m.budget)::numeric, 2) END AS pct_spent,
-	   CASE WHEN m.state = 'ready' AND u.changed > 0 THEN
+	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism = 'newton' THEN
 		   floor(least(greatest(m.budget - m.spent, 0) / nullif(u.bound / u.changed, 0), 1e15))::bigint
 	   END AS deletions_left,
 	   m.bound, m.on_exhausted, m.steps, m.state,
 	   m.trained_at, m.updated_at,
 	   m.state = 'ready' AND unlearn._resident(m.model) AS resident,
 	   m.removal,
-	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending
+	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending,
+	   m.mechanism
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT sum(l.bound) AS bound, sum(l.rows_removed + l.rows_added) AS changed
@@ -286,7 +297,7 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
-	nulls text, classes text[], removal text)
+	nulls text, classes text[], removal text, mechanism text)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -352,19 +363,23 @@ CREATE FUNCTION unlearn_train(
 	delta float8 DEFAULT 1e-4,
 	options jsonb DEFAULT '{}',
 	replace boolean DEFAULT false,
-	verbose boolean DEFAULT false)
+	verbose boolean DEFAULT false,
+	mechanism text DEFAULT 'newton')
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+	-- a Noisy-GD model maps its rows by nothing computed from them
 	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, o.intercept, o.bound,
-						  o.on_exhausted, o.steps, $11, $12, o.preprocess, o.centre,
-						  o.spread, o.nulls, o.classes, o.removal)
+						  o.on_exhausted, o.steps, $11, $12,
+						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
+							   ELSE o.preprocess END,
+						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13)
 	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false)';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text)
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false); mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored)';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
@@ -470,6 +485,43 @@ CREATE FUNCTION unlearn_verify(model text)
 RETURNS SETOF unlearn.verification
 AS 'MODULE_PATHNAME', 'unlearn_verify' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table)';
+
+CREATE TYPE unlearn.privacy AS (
+	model text,
+	mechanism text,
+	dp_epsilon float8,
+	dp_delta float8,
+	deletion_epsilon float8,
+	deletion_delta float8,
+	deletion_target float8,
+	noise float8,
+	step_size float8,
+	training_steps bigint,
+	steps bigint,
+	fewest_rows bigint);
+COMMENT ON TYPE unlearn.privacy IS 'what unlearn_privacy returns: a model''s guarantees, and for Noisy-GD the parameters and accounting they come from';
+
+CREATE FUNCTION unlearn_privacy(model text)
+RETURNS unlearn.privacy
+AS 'MODULE_PATHNAME', 'unlearn_privacy' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION unlearn_privacy(text) IS 'a model''s guarantees (owner and grantees): for noisy_gd the (epsilon, delta)-DP of the rows present and the data-deletion (epsilon, delta) reached by every change since training, over all its releases, from its Renyi accountant; for newton the certified-removal (epsilon, delta) of one release';
+
+CREATE FUNCTION unlearn._renyi_epsilon(lambda float8, step_size float8, noise float8,
+	n float8, rows_changed float8, steps float8, delta float8,
+	OUT epsilon float8, OUT alpha float8)
+AS 'MODULE_PATHNAME', 'unlearn_renyi_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._renyi_epsilon(float8, float8, float8, float8, float8, float8, float8) IS 'internal: Noisy-GD''s accountant, the least epsilon over its orders of exp(-lambda eta K / alpha) S^2 eps0(alpha) (test/python/check_renyi.py)';
+
+CREATE FUNCTION unlearn._renyi_steps(lambda float8, step_size float8, noise float8,
+	n float8, rows_changed float8, epsilon float8, delta float8)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'unlearn_renyi_steps' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._renyi_steps(float8, float8, float8, float8, float8, float8, float8) IS 'internal: K(S), the steps after which S changed rows reach the deletion epsilon; NULL when none does';
+
+CREATE FUNCTION unlearn._renyi_noise(lambda float8, n float8, epsilon float8, delta float8)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'unlearn_renyi_noise' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._renyi_noise(float8, float8, float8, float8) IS 'internal: the least Noisy-GD noise whose training DP for one row is within epsilon';
 
 CREATE TYPE unlearn.audit AS (
 	population text,
@@ -676,7 +728,7 @@ COMMENT ON AGGREGATE unlearn._pass_gram(float8[]) IS 'internal to training passe
 COMMENT ON FUNCTION unlearn._require_preload() IS 'internal: refuses CREATE EXTENSION unless unlearn is in shared_preload_libraries';
 COMMENT ON FUNCTION unlearn._resident(text) IS 'internal: whether the removal matrices of a model are in shared memory at its current version';
 COMMENT ON FUNCTION unlearn._progress() IS 'internal: the progress slots in shared memory (unlearn.progress): row-derived figures for the model owner''s roles only, the model, table, command, phase and times also for pg_read_all_stats, the pid and database for every role';
-COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text) IS 'internal: unlearn_train''s implementation';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text) IS 'internal: unlearn_train''s implementation';
 COMMENT ON FUNCTION unlearn._retrain(text, boolean) IS 'internal: unlearn_retrain''s implementation';
 COMMENT ON FUNCTION unlearn._apply_pending(text) IS 'internal: unlearn_apply_pending''s implementation';
 COMMENT ON FUNCTION unlearn._maintain() IS 'internal: statement trigger that applies certified Newton removal and addition to every model of the table';

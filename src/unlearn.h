@@ -66,6 +66,13 @@ typedef enum UnlearnBound
  * unlearn_retrain.  In both other states the triggers only count rows, so
  * erasure never waits for a model.
  */
+/* how a model forgets (mechanism/mechanism.h) */
+typedef enum UnlearnMechanism
+{
+	MECHANISM_NEWTON,			/* Newton removal (exact for least squares) */
+	MECHANISM_NOISY_GD			/* Noisy-GD, stateless (seed 002) */
+} UnlearnMechanism;
+
 typedef enum UnlearnPreprocess
 {
 	PREPROCESS_STANDARDIZE,		/* centre and spread of the rows, on a grid */
@@ -188,7 +195,10 @@ typedef struct ModelDefinition
 	double	   *centre;			/* map_columns(m) each; NULL: identity */
 	double	   *spread;
 	double		reg;			/* Lambda, lambda * n frozen at (re)training */
-	double		budget;			/* eps' */
+	double		budget;			/* eps' (Noisy-GD: the deletion epsilon aimed at) */
+	UnlearnMechanism mechanism;
+	double		step_size;		/* Noisy-GD: eta */
+	int64		training_steps; /* Noisy-GD: steps of a training */
 } ModelDefinition;
 
 /*
@@ -209,6 +219,9 @@ typedef struct ModelRelease
 	int64		removed;
 	int64		inserted;
 	int			retrains;
+	/* Noisy-GD's public accounting (renyi.c); spent is its deletion epsilon */
+	int64		gd_steps;		/* steps since the last training, its own included */
+	int64		fewest_rows;	/* the fewest rows since the last training */
 } ModelRelease;
 
 /*

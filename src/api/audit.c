@@ -471,6 +471,42 @@ fit_weights(UnlearnModel *m, const DesignMatrix *dm, const double *b, const doub
 	pfree(anchor);
 }
 
+/* standard normal numbers from the audit's generator, for Noisy-GD's steps */
+static void
+audit_normal(void *arg, double *z, int n)
+{
+	int			i;
+
+	CHECK_FOR_INTERRUPTS();
+	for (i = 0; i < n; i++)
+		z[i] = gaussian((pg_prng_state *) arg);
+}
+
+/*
+ * A release of m on dm with fresh noise from rng, as m's mechanism makes
+ * one: a Newton model's fit with noise b ~ N(0, sigma^2 I) by chord steps
+ * from w0 with the factor of the Hessian at w0 (a full fit if they
+ * stall); a Noisy-GD model's training from the stationary start.
+ */
+static void
+fresh_release(UnlearnModel *m, const DesignMatrix *dm, pg_prng_state *rng, const double *w0,
+			  const double *factor, double *b, double *w, double *scratch)
+{
+	int			j;
+
+	if (m->def.mechanism == MECHANISM_NOISY_GD)
+	{
+		noisy_gd_release(m, dm->x, dm->y, dm->n, m->def.training_steps, true, audit_normal,
+						 rng, w);
+		return;
+	}
+	for (j = 0; j < m->def.p; j++)
+		b[j] = m->def.sigma * gaussian(rng);
+	memcpy(w, w0, sizeof(double) * m->def.p);
+	if (!fit_class_chord(m, dm, 0, b, factor, w))
+		fit_weights(m, dm, b, w0, w, scratch);
+}
+
 static double
 margin(const double *w, const double *x, double y, int p)
 {
@@ -543,7 +579,7 @@ closed_form_scores(UnlearnModel *m, const Canaries *c, const double *w0, const d
 		memcpy(v, x, sizeof(double) * p);
 		chol_solve_packed(factor, p, v);
 		shift = logistic_sigmoid(-phi0) * vec_dot(x, v, p);
-		spread2 = m->def.sigma * m->def.sigma * vec_dot(v, v, p);
+		spread2 = mechanism_for(m)->margin_variance(m, x, v);
 		if (analytic)
 		{
 			double		d1 = loss_d1(m->def.loss, vec_dot(w0, x, p), y);
@@ -636,7 +672,6 @@ lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int sh
 	for (s = 0; s < shadows; s++)
 	{
 		bool	   *hs = held + (Size) s * c->count;
-		int			j;
 
 		CHECK_FOR_INTERRUPTS();
 		progress_phase("training shadow models", s + 1, 1, -1);
@@ -655,11 +690,7 @@ lira_scores(UnlearnModel *m, const Canaries *c, const DesignMatrix *rows, int sh
 			cblas_daxpy(p, ((hs[i] ? 1.0 : 0.0) - q) * d1[i], c->x + (Size) i * p, 1, u, 1);
 		}
 		chol_solve_packed(factor, p, u);
-		for (j = 0; j < p; j++)
-			b[j] = m->def.sigma * gaussian(rng);
-		memcpy(ws, w0, sizeof(double) * p);
-		if (!fit_class_chord(m, &shadow, 0, b, factor, ws))
-			fit_weights(m, &shadow, b, w0, ws, scratch);
+		fresh_release(m, &shadow, rng, w0, factor, b, ws, scratch);
 		for (i = 0; i < c->count; i++)
 		{
 			const double *x = c->x + (Size) i * p;
@@ -1333,12 +1364,8 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 	b_r = palloc(sizeof(double) * c.p);
 	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(c.p));
 	scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(c.p));
-	for (j = 0; j < c.p; j++)
-		b_r[j] = after->def.sigma * gaussian(&rng);
 	fit_weights(after, &held, NULL, NULL, w0, factor);
-	memcpy(w_r, w0, sizeof(double) * c.p);
-	if (!fit_class_chord(after, &held, 0, b_r, factor, w_r))
-		fit_weights(after, &held, b_r, w0, w_r, scratch);
+	fresh_release(after, &held, &rng, w0, factor, b_r, w_r, scratch);
 
 	lam = palloc(sizeof(double) * c.count);
 	lam_r = palloc(sizeof(double) * c.count);

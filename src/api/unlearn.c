@@ -46,8 +46,42 @@ _PG_init(void)
 static const char *const train_argnames[] = {
 	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
 	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose",
-	"preprocess", "centre", "spread", "nulls", "classes", "removal"
+	"preprocess", "centre", "spread", "nulls", "classes", "removal", "mechanism"
 };
+
+/*
+ * What Noisy-GD's guarantee allows: it covers what the noisy steps
+ * release, so nothing else may be computed from the rows (a centre and
+ * spread, taken classes), and its accountant is for one binary logistic
+ * model whose changes each run their own steps.
+ */
+static void
+check_noisy_gd_choices(UnlearnModel *m)
+{
+	const char *what = NULL;
+	const char *hint = NULL;
+
+	if (m->def.loss != LOSS_LOGISTIC)
+	{
+		what = "loss \"squared\"";
+		hint = "Noisy-GD needs a Lipschitz loss: use loss => 'logistic'.";
+	}
+	else if (m->def.preprocess == PREPROCESS_STANDARDIZE)
+	{
+		what = "preprocess \"standardize\"";
+		hint = "A centre and spread computed from the rows would be released without noise: pass options => '{\"preprocess\": \"none\"}', or declare them.";
+	}
+	else if (m->def.deferred)
+	{
+		what = "removal \"deferred\"";
+		hint = "Use removal \"immediate\": each change runs its noisy steps in the changing statement.";
+	}
+	if (what != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("mechanism \"noisy_gd\" does not support %s", what),
+				 errhint("%s", hint)));
+}
 
 /*
  * A classifier's declared classes (arr), or for a boolean label with
@@ -226,6 +260,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 			   *preprocess,
 			   *nulls,
 			   *removal,
+			   *mechanism,
 			   *loss;
 	Oid			relid;
 	bool		replace;
@@ -264,6 +299,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	preprocess = PG_NARGS() > 15 ? text_to_cstring(PG_GETARG_TEXT_PP(15)) : "none";
 	nulls = PG_NARGS() > 18 ? text_to_cstring(PG_GETARG_TEXT_PP(18)) : "error";
 	removal = PG_NARGS() > 20 ? text_to_cstring(PG_GETARG_TEXT_PP(20)) : "immediate";
+	mechanism = PG_NARGS() > 21 ? text_to_cstring(PG_GETARG_TEXT_PP(21)) : "newton";
 
 	if (m->def.name[0] == '\0')
 		ereport(ERROR,
@@ -287,6 +323,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
 	require_choice("nulls", nulls, "error", "skip", NULL);
 	require_choice("removal", removal, "immediate", "deferred", NULL);
+	require_choice("mechanism", mechanism, "newton", "noisy_gd", NULL);
 	if (PG_NARGS() > 15 &&
 		(PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
 		 (strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16)))
@@ -323,6 +360,9 @@ unlearn_train(PG_FUNCTION_ARGS)
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
 	m->def.skip_nulls = strcmp(nulls, "skip") == 0;
 	m->def.deferred = strcmp(removal, "deferred") == 0;
+	m->def.mechanism = strcmp(mechanism, "noisy_gd") == 0 ? MECHANISM_NOISY_GD : MECHANISM_NEWTON;
+	if (m->def.mechanism == MECHANISM_NOISY_GD)
+		check_noisy_gd_choices(m);
 	/* a catalog before 0.8.0 keeps neither: its models map as 0.7.0 did */
 	if (catalog_has_map_grid())
 	{
@@ -342,6 +382,13 @@ unlearn_train(PG_FUNCTION_ARGS)
 
 	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->def.label);
 	declare_classes(m, PG_NARGS() > 19 && !PG_ARGISNULL(19) ? PG_GETARG_ARRAYTYPE_P(19) : NULL);
+	if (m->def.mechanism == MECHANISM_NOISY_GD &&
+		(!m->def.classes_declared || m->released.nlabels != 2))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("mechanism \"noisy_gd\" trains a classifier with two declared classes"),
+				 errdetail("Classes taken from the rows would be released without noise."),
+				 errhint("Use a boolean label, or declare the two classes with options => '{\"classes\": [...]}'.")));
 	if (m->def.preprocess == PREPROCESS_DECLARED)
 	{
 		m->def.centre = declared_map(m, PG_GETARG_ARRAYTYPE_P(16), "centre", false);

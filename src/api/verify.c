@@ -126,7 +126,8 @@ load_owned_model(text *name, Oid caller)
 				 m->released.status == MODEL_SUSPENDED ?
 				 errhint("unlearn_retrain('%s') brings it back, once what suspended it (see the ledger and the last WARNING) is mended.", m->def.name) :
 				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->def.name)));
-	catalog_load_state(m, false);
+	if (m->def.mechanism == MECHANISM_NEWTON)
+		catalog_load_state(m, false);
 	return m;
 }
 
@@ -142,6 +143,7 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	double		residual,
 				limit,
 				distance = 0.0;
+	bool		noisy;
 	Datum		values[7];
 	bool		nulls[7] = {false, false, false, false, false, false, false};
 	int			k;
@@ -153,9 +155,11 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	m = load_owned_model(PG_GETARG_TEXT_PP(0), ctx.caller);
 	load_current_rows(m, &dm);
-	residual = exact_residual(m, &dm, NULL);
+	noisy = m->def.mechanism == MECHANISM_NOISY_GD;
+	/* Noisy-GD releases a sample: its guarantee is its accountant's */
+	residual = noisy ? 0.0 : exact_residual(m, &dm, NULL);
 
-	/* a fresh fit from w = 0, same b, same Lambda, same row map */
+	/* a fresh fit from w = 0, same b (Noisy-GD: none), same Lambda, same row map */
 	retrained = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
 	factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * PACKED_SIZE(m->def.p));
 	anchor = palloc(sizeof(double) * m->def.p);
@@ -170,6 +174,7 @@ unlearn_verify(PG_FUNCTION_ARGS)
 		distance += (retrained[k] - m->released.coef[k]) * (retrained[k] - m->released.coef[k]);
 
 	values[0] = Float8GetDatum(residual);
+	nulls[0] = noisy;
 	values[1] = Float8GetDatum(m->released.spent);
 	limit = budget_limit(m);
 	values[2] = Float8GetDatum(limit);

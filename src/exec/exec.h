@@ -101,6 +101,9 @@ extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
 									double *raw, char **label, double *label_value,
 									bool *failed);
 extern void slot_row_reader_end(SlotRowReader *reader);
+/* noisy_gd_run.c */
+extern void noisy_gd_train(UnlearnModel *m, bool verbose);
+extern double noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed);
 /* train.c */
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);

@@ -34,6 +34,9 @@
 
 bool		unlearn_reanchor = true;
 
+static double apply_noisy_gd_change(UnlearnModel *m, int nrem, int nadd);
+static void retrain_now(UnlearnModel *m, const char *why);
+
 void
 removal_init(void)
 {
@@ -274,6 +277,14 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
 	m->call.changed_by = caller;
+	if (m->def.mechanism == MECHANISM_NOISY_GD)
+	{
+		m->released.skipped += rows->skipped_delta;
+		bound = apply_noisy_gd_change(m, nrem, nadd);
+		catalog_update_model(m);
+		catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
+		return;
+	}
 	if (m->released.status == MODEL_READY)
 		catalog_checkout_matrices(m);
 	spent_before = m->released.spent;
@@ -408,6 +419,38 @@ retrain_now(UnlearnModel *m, const char *why)
 	retrain_or_rest(m, false, why);
 	m->released.retrains++;
 	m->call.retrained_now = true;
+}
+
+/*
+ * A change of a Noisy-GD model (mechanism/noisy_gd.c): nrem rows left and
+ * nadd entered, S = max(nrem, nadd) rows replaced.  K(S) noisy steps on
+ * the rows after it, from the released w; a training instead when K(S) is
+ * out of reach or not below a training's steps, and a training or rest
+ * when the model released nothing or its rows no longer allow a release.
+ * Returns the deletion epsilon the change reached (0 after a training,
+ * whose release depends on the rows that remain only).
+ */
+static double
+apply_noisy_gd_change(UnlearnModel *m, int nrem, int nadd)
+{
+	double		eps;
+
+	m->released.removed += nrem;
+	m->released.inserted += nadd;
+	m->released.rows += nadd - nrem;
+	if (m->released.status != MODEL_READY || m->released.rows < m->def.p)
+	{
+		if (m->released.status == MODEL_READY || nadd > 0)
+			retrain_now(m, NULL);
+		return 0.0;
+	}
+	eps = noisy_gd_apply_change(m, Max(nrem, nadd));
+	if (eps < 0.0)
+	{
+		retrain_now(m, "Forgetting these rows by noisy steps would take as long as a training.");
+		return 0.0;
+	}
+	return eps;
 }
 
 /*

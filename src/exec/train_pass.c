@@ -780,6 +780,14 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	m->def.reg = m->def.lambda * n;
 	m->released.rows = n;
 	m->released.trained_rows = n;
+	if (m->def.mechanism == MECHANISM_NOISY_GD)
+	{
+		scan_end(&scan);
+		linalg_parallel(true);
+		noisy_gd_train(m, verbose);
+		linalg_parallel(false);
+		return true;
+	}
 	packed = PACKED_SIZE(p);
 	if (fresh_noise || m->state.noise == NULL)
 	{

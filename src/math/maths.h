@@ -126,6 +126,27 @@ extern void classification_metrics(const int *truth, const int *predicted, const
 								   int64 n, int K, ClassificationMetrics *out);
 extern void regression_metrics(const double *y, const double *pred, int64 n,
 							   RegressionMetrics *out);
+/* renyi.c: Noisy-GD and its Renyi accountant (see its header) */
+typedef struct NoisyGdParameters
+{
+	double		lambda;			/* of the average form */
+	double		step_size;		/* eta */
+	double		noise;			/* sigma: each step adds N(0, 2 eta sigma^2 I) */
+} NoisyGdParameters;
+#define RENYI_ORDERS 114
+#define RENYI_MAX_STEPS INT64CONST(100000000)
+typedef void (*NoiseSource) (void *arg, double *z, int n);
+extern int	renyi_orders(double *orders);
+extern double renyi_row_divergence(double alpha, double lambda, double sigma, double n);
+extern double renyi_to_epsilon(double r, double alpha, double delta);
+extern double renyi_epsilon(const NoisyGdParameters *gd, double n, double rows_changed,
+							double steps, double delta, double *order);
+extern int64 renyi_steps_needed(const NoisyGdParameters *gd, double n, double rows_changed,
+								double epsilon, double delta);
+extern double renyi_noise_for(double lambda, double n, double epsilon, double delta);
+extern void noisy_gd_steps(const NoisyGdParameters *gd, const double *x, const double *y,
+						   int64 n, int p, const double *row_norm, double *theta, int64 steps,
+						   NoiseSource draw, void *draw_arg, double *margin, double *step);
 /* membership.c: the statistics of a membership-inference audit */
 extern double normal_cdf(double z);
 extern double normal_quantile(double q);

@@ -100,4 +100,5 @@ const Mechanism exact_mechanism = {
 	.limit = exact_limit,
 	.apply = exact_apply,
 	.tpr_ceiling = removal_ceiling,
+	.margin_variance = newton_margin_variance,
 };

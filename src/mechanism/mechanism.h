@@ -12,10 +12,14 @@
  *
  *	newton	(newton.c) Guo et al.'s certified Newton removal, logistic loss
  *	exact	(exact.c) least squares, whose Newton update is exact
+ *	noisy_gd (noisy_gd.c) Noisy-GD (seed 002): noisy steps on the rows
+ *			after each change, no state but w
  *
- * Both keep the same state (unlearn.h: w, b, the anchor w0, the factor of
- * H, C per class, K' for the guo bound) and share the Newton update of
- * step.c, each with its own bound of a step.
+ * newton and exact keep the same state (unlearn.h: w, b, the anchor w0,
+ * the factor of H, C per class, K' for the guo bound) and share the
+ * Newton update of step.c, each with its own bound of a step.  noisy_gd
+ * has no apply: a change runs noisy_gd_release on the rows after it,
+ * which exec/maintain.c reads.
  *
  *-------------------------------------------------------------------------
  */
@@ -38,7 +42,7 @@ typedef struct StepRows
  *
  *	limit	the most the spent budget beta may reach before the budget rule
  *			re-anchors, retrains or suspends (Algorithm 2)
- *	apply	one statement's rows: rems leave, adds enter; w and the state
+ *	apply	(NULL for noisy_gd) one statement's rows: rems leave, adds enter; w and the state
  *			move, and each class's bound of what the change added to the
  *			gradient residual goes to statement_bound.  Returns false if
  *			the state lost its numerical footing (the caller retrains).
@@ -46,6 +50,9 @@ typedef struct StepRows
  *			rate fpr against a row the mechanism removed, if its
  *			certificate holds (api/audit.c reports it beside what the
  *			attack reached)
+ *	margin_variance	the variance of x'w over the mechanism's noise, given
+ *			v = H^-1 x (H the Hessian at the optimum): the closed-form
+ *			attackers' spread
  *
  * Training (Algorithm 1, exec/train_pass.c over math/newton_solver.c),
  * re-anchoring and verification (api/verify.c: residual <= spent <=
@@ -58,10 +65,21 @@ typedef struct Mechanism
 	bool		(*apply) (UnlearnModel *m, const StepRows *rems, const StepRows *adds,
 						  double *statement_bound);
 	double		(*tpr_ceiling) (const UnlearnModel *m, double fpr);
+	double		(*margin_variance) (const UnlearnModel *m, const double *x, const double *v);
 } Mechanism;
 
 extern const Mechanism newton_mechanism;
 extern const Mechanism exact_mechanism;
+extern const Mechanism noisy_gd_mechanism;
+
+/* noisy_gd.c */
+extern void noisy_gd_choose(UnlearnModel *m, int64 n);
+extern int64 noisy_gd_change_steps(const UnlearnModel *m, int64 rows_changed);
+extern double noisy_gd_change_epsilon(const UnlearnModel *m, int64 rows_changed, int64 steps);
+extern double noisy_gd_dp_epsilon(const UnlearnModel *m);
+extern void noisy_gd_release(const UnlearnModel *m, const double *x, const double *y, int64 n,
+							 int64 steps, bool from_start, NoiseSource draw, void *draw_arg,
+							 double *w);
 
 /* registry.c: the mechanism of a model, and the budget rule */
 extern const Mechanism *mechanism_for(const UnlearnModel *m);
@@ -70,6 +88,7 @@ extern bool budget_exceeded(UnlearnModel *m, const double *class_spent_after);
 extern bool training_exceeds_budget(UnlearnModel *m);
 extern double removal_ceiling(const UnlearnModel *m, double fpr);
 extern double audit_tpr_ceiling(const UnlearnModel *m, double fpr);
+extern double newton_margin_variance(const UnlearnModel *m, const double *x, const double *v);
 
 /* step.c: the Newton update that newton and exact share */
 

@@ -180,4 +180,5 @@ const Mechanism newton_mechanism = {
 	.limit = newton_limit,
 	.apply = newton_apply,
 	.tpr_ceiling = removal_ceiling,
+	.margin_variance = newton_margin_variance,
 };

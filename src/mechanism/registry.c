@@ -13,6 +13,8 @@
 const Mechanism *
 mechanism_for(const UnlearnModel *m)
 {
+	if (m->def.mechanism == MECHANISM_NOISY_GD)
+		return &noisy_gd_mechanism;
 	if (m->def.loss == LOSS_SQUARED)
 		return &exact_mechanism;
 	return &newton_mechanism;
@@ -68,4 +70,14 @@ double
 audit_tpr_ceiling(const UnlearnModel *m, double fpr)
 {
 	return mechanism_for(m)->tpr_ceiling(m, fpr);
+}
+
+/*
+ * A loss-perturbed release minimises L(w) + b'w, b ~ N(0, sigma^2 I):
+ * w - w* is about -H^-1 b, so x'w has variance sigma^2 ||H^-1 x||^2.
+ */
+double
+newton_margin_variance(const UnlearnModel *m, const double *x, const double *v)
+{
+	return m->def.sigma * m->def.sigma * vec_dot(v, v, m->def.p);
 }

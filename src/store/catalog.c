@@ -38,6 +38,7 @@ static const char *const steps_names[] = {"statement", "row"};	/* by per_row_ste
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
 static const char *const nulls_names[] = {"error", "skip"};	/* by skip_nulls */
 static const char *const removal_names[] = {"immediate", "deferred"};	/* by deferred */
+static const char *const mechanism_names[] = {"newton", "noisy_gd"};	/* by UnlearnMechanism */
 
 static void write_state(UnlearnModel *m, bool full);
 
@@ -246,6 +247,8 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define REMOVAL_COLUMN ", removal"
 
+#define MECHANISM_COLUMNS ", mechanism, step_size, training_steps, gd_steps, fewest_rows"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
@@ -286,6 +289,8 @@ catalog_level(void)
 	}
 	if (get_attnum(models, "removal") == InvalidAttrNumber)
 		return 9;
+	if (get_attnum(models, "mechanism") != InvalidAttrNumber)
+		return 12;
 	{
 		Oid			pass_args[4] = {FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID};
 
@@ -561,13 +566,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[39];
-	Datum		d[39];
+	bool		isnull[44];
+	Datum		d[44];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 39; i++)
+	for (i = 1; i <= 44; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
@@ -580,14 +585,16 @@ model_from_result(UnlearnModel *m)
 				i == 33 ? CStringGetTextDatum(nulls_names[0]) :
 				i == 36 ? Float8GetDatum(1.0) : i == 37 ? Int32GetDatum(1) :
 				i == 38 ? BoolGetDatum(false) :
-				i == 39 ? CStringGetTextDatum(removal_names[0]) : (Datum) 0;
+				i == 39 ? CStringGetTextDatum(removal_names[0]) :
+				i == 40 ? CStringGetTextDatum(mechanism_names[0]) :
+				i == 41 ? Float8GetDatum(0.0) : i >= 42 ? Int64GetDatum(0) : (Datum) 0;
 			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
 	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
-	for (i = 0; i < 39; i++)
+	for (i = 0; i < 44; i++)
 		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
 	m->def.owner = DatumGetObjectId(d[1]);
@@ -680,6 +687,20 @@ model_from_result(UnlearnModel *m)
 		m->def.is_expression = palloc(sizeof(bool) * m->def.nfeatures);
 		memcpy(m->def.is_expression, ARR_DATA_PTR(flags), sizeof(bool) * m->def.nfeatures);
 	}
+	m->def.mechanism = (UnlearnMechanism) stored_choice(m, d[39], mechanism_names,
+														lengthof(mechanism_names), "mechanism");
+	m->def.step_size = DatumGetFloat8(d[40]);
+	m->def.training_steps = DatumGetInt64(d[41]);
+	m->released.gd_steps = DatumGetInt64(d[42]);
+	m->released.fewest_rows = DatumGetInt64(d[43]);
+	if (m->def.mechanism == MECHANISM_NOISY_GD &&
+		(m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1 || m->def.deferred ||
+		 !(isfinite(m->def.step_size) && m->def.step_size > 0 &&
+		   m->def.step_size <= 1.0 / (0.25 + m->def.lambda)) ||
+		 !(m->def.sigma > 0) || m->def.training_steps < 0 || m->released.gd_steps < 0 ||
+		 m->released.fewest_rows < 0 ||
+		 (m->released.status == MODEL_READY && m->released.fewest_rows < 1)))
+		corrupt_model(m, "the Noisy-GD parameters are out of range");
 }
 
 static void
@@ -701,13 +722,14 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
 										 level >= 10 ? REMOVAL_COLUMN : "",
+										 level >= 12 ? MECHANISM_COLUMNS : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -722,7 +744,8 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	m = palloc0(sizeof(UnlearnModel));
 	m->def.name = pstrdup(name);
 	model_from_result(m);
-	if (with_state && m->released.status == MODEL_READY)
+	/* Noisy-GD keeps no state: nothing but w is computed from the rows */
+	if (with_state && m->released.status == MODEL_READY && m->def.mechanism == MECHANISM_NEWTON)
 		catalog_load_state(m, for_update);
 	return m;
 }
@@ -873,8 +896,10 @@ catalog_ready_models(double share, bool every)
 
 	args[0] = Float8GetDatum(share);
 	args[1] = BoolGetDatum(every);
-	if (SPI_execute_with_args("SELECT model FROM unlearn.models WHERE state = 'ready' "
-							  "AND ($2 OR (budget > 0 AND spent >= $1 * budget)) ORDER BY model",
+	/* Noisy-GD models have nothing to re-anchor or rebuild */
+	if (SPI_execute_with_args(psprintf("SELECT model FROM unlearn.models WHERE state = 'ready' "
+									   "AND ($2 OR (budget > 0 AND spent >= $1 * budget))%s ORDER BY model",
+									   catalog_level() >= 12 ? " AND mechanism = 'newton'" : ""),
 							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the models");
 	for (i = 0; i < SPI_processed; i++)
@@ -991,21 +1016,21 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[39] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[44] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
-	FLOAT8OID, INT4OID, BOOLOID, TEXTOID};
-	Datum		v[39];
-	char		nulls[40];
+	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		v[44];
+	char		nulls[45];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[39] = '\0';
+	nulls[44] = '\0';
 	for (i = 0; i <= m->def.nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
@@ -1067,26 +1092,40 @@ catalog_insert_model(UnlearnModel *m)
 	v[36] = Int32GetDatum(m->def.spread_steps);
 	v[37] = BoolGetDatum(m->def.classes_declared);
 	v[38] = CStringGetTextDatum(removal_names[m->def.deferred ? 1 : 0]);
+	v[39] = CStringGetTextDatum(mechanism_names[m->def.mechanism]);
+	v[40] = Float8GetDatum(m->def.step_size);
+	v[41] = Int64GetDatum(m->def.training_steps);
+	v[42] = Int64GetDatum(m->released.gd_steps);
+	v[43] = Int64GetDatum(m->released.fewest_rows);
+	if (m->def.mechanism != MECHANISM_NEWTON && level < 12)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the installed catalog of unlearn predates the mechanism \"%s\"",
+						mechanism_names[m->def.mechanism]),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
 										 level >= 10 ? REMOVAL_COLUMN : "",
+										 level >= 12 ? MECHANISM_COLUMNS : "",
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
 										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : "",
-										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : ""),
-								level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : "",
+										 level >= 12 ? "$40, $41, $42, $43, $44, " : ""),
+								level >= 12 ? 44 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
 								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
-	/* the state rows follow */
-	write_state(m, true);
+	/* the state rows follow; Noisy-GD keeps none */
+	if (m->def.mechanism == MECHANISM_NEWTON)
+		write_state(m, true);
 }
 
 /*
@@ -1171,11 +1210,12 @@ write_state(UnlearnModel *m, bool full)
 void
 catalog_update_model(UnlearnModel *m)
 {
-	Oid			types[18] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	Oid			types[23] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
 		INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID, TEXTOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT8OID, TEXTARRAYOID};
-	Datum		v[18];
-	char		nulls[19] = "                  ";
+		FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT8OID, TEXTARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID,
+	INT8OID, INT8OID};
+	Datum		v[23];
+	char		nulls[24] = "                       ";
 	int			level = catalog_level();
 	int			ret;
 
@@ -1204,21 +1244,28 @@ catalog_update_model(UnlearnModel *m)
 		v[17] = (Datum) 0;
 		nulls[17] = 'n';
 	}
+	v[18] = Float8GetDatum(m->def.sigma);
+	v[19] = Float8GetDatum(m->def.step_size);
+	v[20] = Int64GetDatum(m->def.training_steps);
+	v[21] = Int64GetDatum(m->released.gd_steps);
+	v[22] = Int64GetDatum(m->released.fewest_rows);
 	/* undeclared classes follow the rows (removal.c): a retrain may change them */
 	ret = SPI_execute_with_args(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 										 "removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 										 "spent = $10, coef = $11, updated_at = clock_timestamp(), "
 										 "trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-										 "reanchors = reanchors + $13, state = $14%s%s "
+										 "reanchors = reanchors + $13, state = $14%s%s%s "
 										 "WHERE model = $1",
 										 level >= 3 ? ", centre = $15, spread = $16" : "",
-										 level >= 4 ? ", skipped = $17, classes = $18" : ""),
-								18, types, v, nulls, false, 0);
+										 level >= 4 ? ", skipped = $17, classes = $18" : "",
+										 level >= 12 ? ", sigma = $19, step_size = $20, training_steps = $21, "
+										 "gd_steps = $22, fewest_rows = $23" : ""),
+								23, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->def.name);
 	if (m->call.retrained_now && m->def.deferred)
 		catalog_clear_queue(m->def.name);
-	if (m->released.status == MODEL_READY)
+	if (m->released.status == MODEL_READY && m->def.mechanism == MECHANISM_NEWTON)
 		write_state(m, m->call.retrained_now);
 	else
 	{

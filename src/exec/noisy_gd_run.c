@@ -1,0 +1,165 @@
+/*-------------------------------------------------------------------------
+ *
+ * noisy_gd_run.c
+ *	  Running the Noisy-GD mechanism (mechanism/noisy_gd.c) on a table:
+ *	  its training, and the K(S) steps after a change, over the model's
+ *	  rows read into memory once per run (O(n p) memory, one read of the
+ *	  table) with fresh noise from pg_strong_random in every step.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "exec/exec.h"
+
+#include <limits.h>
+#include <math.h>
+
+#include "miscadmin.h"
+
+#define NOISE_WORDS 512
+
+/* standard normal numbers from pg_strong_random, by Box-Muller */
+typedef struct StrongNoise
+{
+	uint64		words[NOISE_WORDS];
+	int			next;
+	int64		steps;			/* draws so far: one per step (and the start) */
+	int64		total;
+} StrongNoise;
+
+static uint64
+strong_word(StrongNoise *s)
+{
+	if (s->next >= NOISE_WORDS)
+	{
+		if (!pg_strong_random(s->words, sizeof(s->words)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random noise")));
+		s->next = 0;
+	}
+	return s->words[s->next++];
+}
+
+static void
+strong_normal(void *arg, double *z, int n)
+{
+	StrongNoise *s = (StrongNoise *) arg;
+	int			i;
+
+	CHECK_FOR_INTERRUPTS();
+	if (++s->steps % 64 == 0)
+		progress_phase("noisy steps", (int) Min(s->steps, INT_MAX), 1, s->total);
+	for (i = 0; i < n; i += 2)
+	{
+		double		u1 = ((double) (strong_word(s) >> 11) + 1.0) / 9007199254740992.0;
+		double		u2 = (double) (strong_word(s) >> 11) / 9007199254740992.0;
+		double		radius = sqrt(-2.0 * log(u1));
+
+		z[i] = radius * cos(2.0 * M_PI * u2);
+		if (i + 1 < n)
+			z[i + 1] = radius * sin(2.0 * M_PI * u2);
+	}
+}
+
+/*
+ * The model's rows, mapped, with targets +-1; false (and nothing loaded)
+ * when they do not hold both labels or fewer rows than weights.
+ */
+static bool
+load_rows(UnlearnModel *m, DesignMatrix *dm, bool fit)
+{
+	int64		i;
+	bool		negative = false,
+				positive = false;
+
+	load_design(m, relation_qualified_name(m->def.source), dm);
+	map_design(m, dm, fit);
+	for (i = 0; i < dm->n; i++)
+	{
+		negative |= dm->y[i] < 0;
+		positive |= dm->y[i] > 0;
+	}
+	return negative && positive && dm->n >= m->def.p;
+}
+
+static void
+run_steps(UnlearnModel *m, const DesignMatrix *dm, int64 steps, bool from_start)
+{
+	StrongNoise noise;
+
+	noise.next = NOISE_WORDS;
+	noise.steps = 0;
+	noise.total = steps;
+	noisy_gd_release(m, dm->x, dm->y, dm->n, steps, from_start, strong_normal, &noise,
+					 m->released.coef);
+	m->released.gd_steps += steps;
+}
+
+/*
+ * Train a Noisy-GD model (classes chosen and p set, as retrain_model
+ * leaves them): choose its parameters for the rows (noisy_gd_choose), then
+ * run the training steps from the stationary start.  Nothing is kept but
+ * w and the public figures.
+ */
+void
+noisy_gd_train(UnlearnModel *m, bool verbose)
+{
+	DesignMatrix dm;
+
+	if (!load_rows(m, &dm, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the rows of model \"%s\" do not hold both of its classes", m->def.name),
+				 errhint("Noisy-GD trains a binary classifier: insert rows of both labels.")));
+	m->def.reg = m->def.lambda * dm.n;
+	m->released.rows = m->released.trained_rows = m->released.fewest_rows = dm.n;
+	noisy_gd_choose(m, dm.n);
+	m->released.gd_steps = 0;
+	m->released.spent = 0.0;
+	m->released.coef = palloc0(sizeof(double) * m->def.p);
+	run_steps(m, &dm, m->def.training_steps, true);
+	if (verbose)
+		ereport(NOTICE,
+				(errmsg("Noisy-GD: %lld steps of size %.4g with noise %.4g on %lld rows",
+						(long long) m->def.training_steps, m->def.step_size, m->def.sigma,
+						(long long) dm.n)));
+	free_design(&dm);
+}
+
+/*
+ * A change of the model's rows: rows_changed rows replaced (a deletion or
+ * an insertion counts as one).  Runs K(S) steps on the rows after it and
+ * returns the deletion epsilon the change reached, or -1 when it needs a
+ * training instead: K(S) is unreachable or not below the training's steps,
+ * or the rows no longer hold both classes or enough rows (then the
+ * caller's retrain_or_rest decides).
+ */
+double
+noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed)
+{
+	int64		steps;
+	double		eps;
+
+	m->released.fewest_rows = Min(m->released.fewest_rows, m->released.rows);
+	steps = noisy_gd_change_steps(m, rows_changed);
+	if (steps < 0 || steps >= m->def.training_steps)
+		return -1.0;
+	if (steps > 0)
+	{
+		DesignMatrix dm;
+
+		if (!load_rows(m, &dm, false))
+			return -1.0;
+		if (dm.n != m->released.rows)
+		{
+			/* the count went astray: a training recounts */
+			free_design(&dm);
+			return -1.0;
+		}
+		run_steps(m, &dm, steps, false);
+		free_design(&dm);
+	}
+	eps = noisy_gd_change_epsilon(m, rows_changed, steps);
+	m->released.spent = Max(m->released.spent, eps);
+	return eps;
+}

@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * noisy_gd.c
+ *	  The Noisy-GD mechanism (seed 002, Def. 5.1): training is Noisy-GD
+ *	  from the stationary start, and every change of S rows runs K(S)
+ *	  noisy steps on the rows after it, from the released weights.  It
+ *	  keeps nothing but w and public figures (the parameters, the steps
+ *	  run, the fewest rows since training), so two releases tell an
+ *	  observer no more than the accountant says, and requests may depend
+ *	  on what was released (Thm 4.3).
+ *
+ * Parameters, from epsilon, delta, lambda and the n rows of a training
+ * (math/renyi.c has the symbols):
+ *	eta = 1 / (1/4 + lambda), the largest step the smoothness allows;
+ *	sigma, the least noise whose training DP (one row) is within epsilon;
+ *	the training steps, enough for (1 - eta lambda)^K <= 1e-6: noise
+ *	aside, descent from the start is then within 1e-6 of the optimum's
+ *	distance (utility only: the DP holds for any number of steps).
+ * The budget is epsilon: every change must reach the deletion guarantee
+ * epsilon at delta for the rows it changed, over the fewest rows since
+ * training (eps0 grows as rows leave).  spent is the largest deletion
+ * epsilon of any change since training.
+ *
+ * Cost: K(S) passes of O(n p) over the rows after a change; K(1) = 0 while
+ * the table keeps its size.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "mechanism/mechanism.h"
+
+#include <math.h>
+
+#define TRAINING_CONTRACTION 1e-6
+
+static void
+parameters_of(const UnlearnModel *m, NoisyGdParameters *gd)
+{
+	gd->lambda = m->def.lambda;
+	gd->step_size = m->def.step_size;
+	gd->noise = m->def.sigma;
+}
+
+/* choose eta, sigma and the training steps for n rows; budget = epsilon */
+void
+noisy_gd_choose(UnlearnModel *m, int64 n)
+{
+	double		contraction;
+
+	m->def.step_size = 1.0 / (0.25 + m->def.lambda);
+	m->def.sigma = renyi_noise_for(m->def.lambda, (double) n, m->def.epsilon, m->def.delta);
+	contraction = m->def.step_size * m->def.lambda;
+	m->def.training_steps = (int64) ceil(log(1.0 / TRAINING_CONTRACTION) /
+										 -log(1.0 - Min(contraction, 0.5)));
+	m->def.budget = m->def.epsilon;
+}
+
+/*
+ * K(S) for a change of rows_changed rows: the steps after which those rows
+ * have the deletion guarantee budget at delta, over the fewest rows since
+ * training; -1 if no number of steps reaches it.
+ */
+int64
+noisy_gd_change_steps(const UnlearnModel *m, int64 rows_changed)
+{
+	NoisyGdParameters gd;
+
+	parameters_of(m, &gd);
+	return renyi_steps_needed(&gd, (double) m->released.fewest_rows, (double) rows_changed,
+							  m->def.budget, m->def.delta);
+}
+
+/* the deletion epsilon of rows_changed rows after steps steps */
+double
+noisy_gd_change_epsilon(const UnlearnModel *m, int64 rows_changed, int64 steps)
+{
+	NoisyGdParameters gd;
+
+	parameters_of(m, &gd);
+	return renyi_epsilon(&gd, (double) m->released.fewest_rows, (double) rows_changed,
+						 (double) steps, m->def.delta, NULL);
+}
+
+/* the DP epsilon of one row present, over the fewest rows since training */
+double
+noisy_gd_dp_epsilon(const UnlearnModel *m)
+{
+	return noisy_gd_change_epsilon(m, 1, 0);
+}
+
+/*
+ * steps steps of m's Noisy-GD on the n mapped rows x (targets y = +-1)
+ * from w, or from the stationary start N(0, sigma^2 / lambda I) drawn by
+ * draw when from_start; w (p) receives the result.  O(n p) per step.
+ */
+void
+noisy_gd_release(const UnlearnModel *m, const double *x, const double *y, int64 n, int64 steps,
+				 bool from_start, NoiseSource draw, void *draw_arg, double *w)
+{
+	int			p = m->def.p;
+	NoisyGdParameters gd;
+	double	   *row_norm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
+	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
+	double	   *step = palloc(sizeof(double) * p);
+	int64		i;
+
+	parameters_of(m, &gd);
+	for (i = 0; i < n; i++)
+		row_norm[i] = vec_norm(x + i * p, p);
+	if (from_start)
+	{
+		int			j;
+
+		draw(draw_arg, w, p);
+		for (j = 0; j < p; j++)
+			w[j] *= gd.noise / sqrt(gd.lambda);
+	}
+	noisy_gd_steps(&gd, x, y, n, p, row_norm, w, steps, draw, draw_arg, margin, step);
+	pfree(row_norm);
+	pfree(margin);
+	pfree(step);
+}
+
+/*
+ * A release's spread along x, v = H^-1 x with H the Hessian of the sum
+ * form at the optimum: Noisy-GD samples about the Gibbs distribution
+ * exp(-f / sigma^2), whose covariance is about sigma^2 (f'')^-1 =
+ * sigma^2 n H^-1, so the variance of x'w is sigma^2 n x'v.
+ */
+static double
+noisy_gd_margin_variance(const UnlearnModel *m, const double *x, const double *v)
+{
+	return m->def.sigma * m->def.sigma * (double) m->released.rows * vec_dot(x, v, m->def.p);
+}
+
+/* the budget rule does not apply: every change reaches the budget by its steps */
+static double
+noisy_gd_limit(UnlearnModel *m)
+{
+	return m->def.budget;
+}
+
+/*
+ * (eps, delta)-indistinguishability bounds a test's power at false
+ * positive rate fpr by e^eps fpr + delta, with eps the deletion epsilon
+ * every change reaches.
+ */
+static double
+noisy_gd_tpr_ceiling(const UnlearnModel *m, double fpr)
+{
+	return Min(1.0, exp(m->def.budget) * fpr + m->def.delta);
+}
+
+const Mechanism noisy_gd_mechanism = {
+	.name = "noisy_gd",
+	.limit = noisy_gd_limit,
+	.apply = NULL,				/* changes run noisy_gd_release on the rows */
+	.tpr_ceiling = noisy_gd_tpr_ceiling,
+	.margin_variance = noisy_gd_margin_variance,
+};
