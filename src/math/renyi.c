@@ -147,10 +147,13 @@ renyi_steps_needed(const NoisyGdParameters *gd, double n, double rows_changed, d
 	if (best < 0.0 || best > (double) RENYI_MAX_STEPS)
 		return -1;
 	steps = (int64) ceil(best);
-	/* the formula's rounding: the accountant decides */
+	/* the formula's rounding, either way: the accountant decides */
 	while (steps <= RENYI_MAX_STEPS &&
 		   renyi_epsilon(gd, n, rows_changed, (double) steps, delta, NULL) > epsilon)
 		steps++;
+	while (steps > 0 &&
+		   renyi_epsilon(gd, n, rows_changed, (double) (steps - 1), delta, NULL) <= epsilon)
+		steps--;
 	return steps > RENYI_MAX_STEPS ? -1 : steps;
 }
 
