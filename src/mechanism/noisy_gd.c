@@ -12,7 +12,8 @@
  * Parameters, from epsilon, delta, lambda and the n rows of a training
  * (math/renyi.c has the symbols):
  *	eta = 1 / (1/4 + lambda), the largest step the smoothness allows;
- *	sigma, the least noise whose training DP (one row) is within epsilon;
+ *	sigma, the least noise whose training DP (one row) is within epsilon
+ *	over 1% fewer rows than n (ROW_HEADROOM);
  *	the training steps, enough for (1 - eta lambda)^K <= 1e-6: noise
  *	aside, descent from the start is then within 1e-6 of the optimum's
  *	distance (utility only: the DP holds for any number of steps).
@@ -31,6 +32,11 @@
 #include <math.h>
 
 #define TRAINING_CONTRACTION 1e-6
+/*
+ * sigma covers the training DP for this share fewer rows than trained on,
+ * so that single-row changes run no step until as many rows have left
+ */
+#define ROW_HEADROOM 0.01
 
 static void
 parameters_of(const UnlearnModel *m, NoisyGdParameters *gd)
@@ -47,7 +53,8 @@ noisy_gd_choose(UnlearnModel *m, int64 n)
 	double		contraction;
 
 	m->def.step_size = 1.0 / (0.25 + m->def.lambda);
-	m->def.sigma = renyi_noise_for(m->def.lambda, (double) n, m->def.epsilon, m->def.delta);
+	m->def.sigma = renyi_noise_for(m->def.lambda, floor((1.0 - ROW_HEADROOM) * (double) n),
+								   m->def.epsilon, m->def.delta);
 	contraction = m->def.step_size * m->def.lambda;
 	m->def.training_steps = (int64) ceil(log(1.0 / TRAINING_CONTRACTION) /
 										 -log(1.0 - Min(contraction, 0.5)));
