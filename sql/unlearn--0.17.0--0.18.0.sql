@@ -20,9 +20,8 @@ COMMENT ON COLUMN unlearn.models.fewest_rows IS 'noisy_gd: the fewest rows the m
 
 DROP FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean);
 DROP FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text);
-DROP VIEW unlearn.status;
 
-CREATE VIEW unlearn.status WITH (security_barrier) AS
+CREATE OR REPLACE VIEW unlearn.status WITH (security_barrier) AS
 SELECT m.model, m.source, m.loss,
 	   coalesce(array_length(m.classes, 1), 0) AS classes,
 	   m.dims, m.rows, m.skipped, m.removed, m.inserted, m.retrains,
@@ -53,10 +52,6 @@ WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
    OR EXISTS (SELECT 1 FROM unlearn.model_grants g
 			  WHERE g.model = m.model
 				AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'));
-GRANT SELECT ON unlearn.status TO PUBLIC;
-COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a grant on: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
-COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred model and not yet applied (unlearn_apply_pending); while there are any, the model withholds its weights';
-COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
 GRANT SELECT ON unlearn.status TO PUBLIC;
 
 CREATE FUNCTION unlearn._train(model text, source regclass, label text, features text[],
@@ -135,3 +130,5 @@ RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_renyi_noise' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn._renyi_noise(float8, float8, float8, float8) IS 'internal: the least Noisy-GD noise whose training DP for one row is within epsilon';
 
+
+COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table); for a noisy_gd model the residual is NULL, certified says that every change reached the deletion epsilon (spent <= budget), and the retrain is noiseless';

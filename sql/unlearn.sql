@@ -484,7 +484,7 @@ COMMENT ON TYPE unlearn.verification IS 'what unlearn_verify returns';
 CREATE FUNCTION unlearn_verify(model text)
 RETURNS SETOF unlearn.verification
 AS 'MODULE_PATHNAME', 'unlearn_verify' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table)';
+COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table); for a noisy_gd model the residual is NULL, certified says that every change reached the deletion epsilon (spent <= budget), and the retrain is noiseless';
 
 CREATE TYPE unlearn.privacy AS (
 	model text,

@@ -2,12 +2,12 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.17.0, through 0.2.0 to 0.16.0).  The models are trained by
+# install's (0.18.0, through 0.2.0 to 0.17.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
-# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0 and
-# 0.16.0.
+# 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0,
+# 0.16.0 and 0.17.0.
 use strict;
 use warnings;
 
@@ -36,7 +36,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.17.0', 'updated to 0.17.0 (through 0.2.0 to 0.16.0)');
+	'0.18.0', 'updated to 0.18.0 (through 0.2.0 to 0.17.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -461,6 +461,37 @@ is($node->safe_psql('from0160', $comments), $node->safe_psql('fresh', $comments)
 	'the comments updated from 0.16.0 equal a fresh install');
 is($node->safe_psql('from0160', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.16.0 equals a fresh install');
+
+# 0.17.0 to 0.18.0: models gain a mechanism ('newton' for those there
+# were), Noisy-GD models train on the updated catalog, and unlearn_privacy
+# reads both
+$node->safe_psql('postgres', 'CREATE DATABASE from0170');
+$node->safe_psql('from0170', "CREATE EXTENSION unlearn VERSION '0.17.0'");
+$node->safe_psql('from0170', q{
+CREATE TABLE t (id int PRIMARY KEY, y boolean, a float8);
+INSERT INTO t SELECT i, i % 3 = 0, i % 7 FROM generate_series(1, 60) i;
+SELECT 1 FROM unlearn_train('old', 't', 'y', '{a}', sigma => 5);
+DELETE FROM t WHERE id = 1;
+});
+my $old_weights = $node->safe_psql('from0170', "SELECT md5(coef::text) FROM unlearn.models");
+$node->safe_psql('from0170', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from0170', "SELECT mechanism || ':' || md5(coef::text) FROM unlearn.models"),
+	"newton:$old_weights", 'a model of 0.17.0 is a Newton model with its weights');
+is($node->safe_psql('from0170', q{
+DELETE FROM t WHERE id = 2;
+SELECT 1 FROM unlearn_train('gd', 't', 'y', '{a}', mechanism => 'noisy_gd');
+DELETE FROM t WHERE id = 3;
+SELECT string_agg(model || ':' || mechanism || ':' || rows, ',' ORDER BY model) FROM unlearn.status}),
+	"1
+gd:noisy_gd:57,old:newton:57", 'both mechanisms follow the table after the update');
+is($node->safe_psql('from0170', "SELECT (SELECT mechanism FROM unlearn_privacy('gd')) || ',' || (SELECT mechanism FROM unlearn_privacy('old'))"),
+	'noisy_gd,newton', 'unlearn_privacy reads both');
+is($node->safe_psql('from0170', $train_signature), $node->safe_psql('fresh', $train_signature),
+	'after the update unlearn_train has the signature of a fresh install');
+is($node->safe_psql('from0170', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.17.0 equal a fresh install');
+is($node->safe_psql('from0170', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.17.0 equals a fresh install');
 
 $node->stop;
 done_testing();
