@@ -496,8 +496,11 @@ fresh_release(UnlearnModel *m, const DesignMatrix *dm, pg_prng_state *rng, const
 
 	if (m->def.mechanism == MECHANISM_NOISY_GD)
 	{
-		noisy_gd_release(m, dm->x, dm->y, dm->n, m->def.training_steps, true, audit_normal,
-						 rng, w);
+		NoisyGdRows rows;
+
+		noisy_gd_rows_init(&rows, dm->x, dm->y, dm->n, m->def.p);
+		noisy_gd_release(m, dm->n, noisy_gd_rows_gradient, &rows, m->def.training_steps, true,
+						 audit_normal, rng, w);
 		return;
 	}
 	for (j = 0; j < m->def.p; j++)

@@ -39,6 +39,7 @@ _PG_init(void)
 	linalg_init();
 	runtime_check_blas();
 	removal_init();
+	noisy_gd_init();
 	trigger_init();
 	worker_init();
 }
@@ -53,7 +54,7 @@ static const char *const train_argnames[] = {
  * What Noisy-GD's guarantee allows: it covers what the noisy steps
  * release, so nothing else may be computed from the rows (a centre and
  * spread, taken classes), and its accountant is for one binary logistic
- * model whose changes each run their own steps.
+ * model.
  */
 static void
 check_noisy_gd_choices(UnlearnModel *m)
@@ -70,11 +71,6 @@ check_noisy_gd_choices(UnlearnModel *m)
 	{
 		what = "preprocess \"standardize\"";
 		hint = "A centre and spread computed from the rows would be released without noise: pass options => '{\"preprocess\": \"none\"}', or declare them.";
-	}
-	else if (m->def.deferred)
-	{
-		what = "removal \"deferred\"";
-		hint = "Use removal \"immediate\": each change runs its noisy steps in the changing statement.";
 	}
 	if (what != NULL)
 		ereport(ERROR,

@@ -102,8 +102,15 @@ extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
 									bool *failed);
 extern void slot_row_reader_end(SlotRowReader *reader);
 /* noisy_gd_run.c */
+extern int	unlearn_noisy_gd_memory;
+extern void noisy_gd_init(void);
 extern void noisy_gd_train(UnlearnModel *m, bool verbose);
 extern double noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed);
+/* train_pass.c: gradient passes for Noisy-GD */
+extern void *gradient_passes_begin(UnlearnModel *m, const char *command);
+extern void gradient_pass(void *arg, const double *w, double *gradient_sum);
+extern int64 gradient_pass_rows(void *arg);
+extern void gradient_passes_end(void *arg);
 /* train.c */
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);

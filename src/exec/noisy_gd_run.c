@@ -2,9 +2,12 @@
  *
  * noisy_gd_run.c
  *	  Running the Noisy-GD mechanism (mechanism/noisy_gd.c) on a table:
- *	  its training, and the K(S) steps after a change, over the model's
- *	  rows read into memory once per run (O(n p) memory, one read of the
- *	  table) with fresh noise from pg_strong_random in every step.
+ *	  its training, and the K(S) steps after a change, with fresh noise
+ *	  from pg_strong_random in every step.  When the model's rows take at
+ *	  most unlearn.noisy_gd_memory (8 n p bytes) they are read into memory
+ *	  once per run and each step costs O(n p) in memory; otherwise each step
+ *	  is one aggregate pass over the table (train_pass.c), parallel where
+ *	  the planner chooses, under one snapshot for the run.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,8 +17,22 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "utils/guc.h"
 
 #define NOISE_WORDS 512
+
+int			unlearn_noisy_gd_memory = 262144;	/* kB */
+
+void
+noisy_gd_init(void)
+{
+	DefineCustomIntVariable("unlearn.noisy_gd_memory",
+							"Memory a Noisy-GD run may hold its model's rows in.",
+							"Rows that take more (8 bytes per weight and row) are read by one "
+							"pass over the table per step instead.",
+							&unlearn_noisy_gd_memory, 262144, 0, INT_MAX, PGC_USERSET,
+							GUC_UNIT_KB, NULL, NULL, NULL);
+}
 
 /* standard normal numbers from pg_strong_random, by Box-Muller */
 typedef struct StrongNoise
@@ -61,6 +78,13 @@ strong_normal(void *arg, double *z, int n)
 	}
 }
 
+/* do n rows of m fit unlearn.noisy_gd_memory? */
+static bool
+rows_fit(UnlearnModel *m, int64 n)
+{
+	return (double) n * m->def.p * sizeof(double) <= (double) unlearn_noisy_gd_memory * 1024.0;
+}
+
 /*
  * The model's rows, mapped, with targets +-1; false (and nothing loaded)
  * when they do not hold both labels or fewer rows than weights.
@@ -82,48 +106,78 @@ load_rows(UnlearnModel *m, DesignMatrix *dm, bool fit)
 	return negative && positive && dm->n >= m->def.p;
 }
 
-static void
-run_steps(UnlearnModel *m, const DesignMatrix *dm, int64 steps, bool from_start)
+/*
+ * steps steps on m's rows (from the stationary start when from_start):
+ * in memory when they fit, else one pass per step.  Returns the rows the
+ * steps ran on, or -1 (nothing run) when they hold a single label or fewer
+ * rows than weights (checked in memory only: passes run on what is there).
+ */
+static int64
+run_steps(UnlearnModel *m, int64 rows, int64 steps, bool from_start, const char *command)
 {
 	StrongNoise noise;
+	int64		n;
 
 	noise.next = NOISE_WORDS;
 	noise.steps = 0;
 	noise.total = steps;
-	noisy_gd_release(m, dm->x, dm->y, dm->n, steps, from_start, strong_normal, &noise,
-					 m->released.coef);
+	if (rows_fit(m, rows))
+	{
+		DesignMatrix dm;
+		NoisyGdRows held;
+
+		if (!load_rows(m, &dm, from_start))
+		{
+			free_design(&dm);
+			return -1;
+		}
+		noisy_gd_rows_init(&held, dm.x, dm.y, dm.n, m->def.p);
+		noisy_gd_release(m, dm.n, noisy_gd_rows_gradient, &held, steps, from_start, strong_normal,
+						 &noise, m->released.coef);
+		n = dm.n;
+		free_design(&dm);
+	}
+	else
+	{
+		void	   *passes = gradient_passes_begin(m, command);
+
+		noisy_gd_release(m, rows, gradient_pass, passes, steps, from_start, strong_normal,
+						 &noise, m->released.coef);
+		n = gradient_pass_rows(passes);
+		gradient_passes_end(passes);
+	}
 	m->released.gd_steps += steps;
+	return n;
 }
 
 /*
- * Train a Noisy-GD model (classes chosen and p set, as retrain_model
- * leaves them): choose its parameters for the rows (noisy_gd_choose), then
- * run the training steps from the stationary start.  Nothing is kept but
- * w and the public figures.
+ * Train a Noisy-GD model (classes chosen, p set and its rows counted, as
+ * retrain_model leaves them): choose its parameters for the rows
+ * (noisy_gd_choose), then run the training steps from the stationary
+ * start.  Nothing is kept but w and the public figures.
  */
 void
 noisy_gd_train(UnlearnModel *m, bool verbose)
 {
-	DesignMatrix dm;
+	int64		n = m->released.rows;
 
-	if (!load_rows(m, &dm, true))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("the rows of model \"%s\" do not hold both of its classes", m->def.name),
-				 errhint("Noisy-GD trains a binary classifier: insert rows of both labels.")));
-	m->def.reg = m->def.lambda * dm.n;
-	m->released.rows = m->released.trained_rows = m->released.fewest_rows = dm.n;
-	noisy_gd_choose(m, dm.n);
+	m->def.reg = m->def.lambda * n;
+	m->released.trained_rows = m->released.fewest_rows = n;
+	noisy_gd_choose(m, n);
 	m->released.gd_steps = 0;
 	m->released.spent = 0.0;
 	m->released.coef = palloc0(sizeof(double) * m->def.p);
-	run_steps(m, &dm, m->def.training_steps, true);
+	if (run_steps(m, n, m->def.training_steps, true, "training") != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the rows of model \"%s\" changed during its training, or hold a single class",
+						m->def.name),
+				 errhint("Noisy-GD trains a binary classifier on rows of both labels.")));
 	if (verbose)
 		ereport(NOTICE,
 				(errmsg("Noisy-GD: %lld steps of size %.4g with noise %.4g on %lld rows",
 						(long long) m->def.training_steps, m->def.step_size, m->def.sigma,
-						(long long) dm.n)));
-	free_design(&dm);
+						(long long) n)));
 }
 
 /*
@@ -144,21 +198,9 @@ noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed)
 	steps = noisy_gd_change_steps(m, rows_changed);
 	if (steps < 0 || steps >= m->def.training_steps)
 		return -1.0;
-	if (steps > 0)
-	{
-		DesignMatrix dm;
-
-		if (!load_rows(m, &dm, false))
-			return -1.0;
-		if (dm.n != m->released.rows)
-		{
-			/* the count went astray: a training recounts */
-			free_design(&dm);
-			return -1.0;
-		}
-		run_steps(m, &dm, steps, false);
-		free_design(&dm);
-	}
+	/* a count gone astray, or a single label left: a training recounts */
+	if (steps > 0 && run_steps(m, m->released.rows, steps, false, "noisy steps") != m->released.rows)
+		return -1.0;
 	eps = noisy_gd_change_epsilon(m, rows_changed, steps);
 	m->released.spent = Max(m->released.spent, eps);
 	return eps;

@@ -663,6 +663,48 @@ newton_pass(void *arg, int count, const int *classes, const double *const *point
 	SPI_freetuptable(SPI_tuptable);
 }
 
+/*
+ * Passes of gradient sums over m's rows as they are now, for Noisy-GD
+ * steps that do not hold the rows (noisy_gd_run.c): one snapshot for all
+ * of them, in the table owner's context, as a training's passes.
+ */
+void *
+gradient_passes_begin(UnlearnModel *m, const char *command)
+{
+	TrainingScan *scan = palloc(sizeof(TrainingScan));
+
+	scan_begin(scan, m, false, command);
+	scan->map = row_map_array(m);
+	return scan;
+}
+
+/* GradientOracle: the sum of l'_i x_i at w over the rows, one pass */
+void
+gradient_pass(void *arg, const double *w, double *gradient_sum)
+{
+	int			cls = 0;
+	bool		hessian = false;
+	const double *points[1] = {w};
+	PassTerms	terms;
+
+	memset(&terms, 0, sizeof(terms));
+	terms.gradient = gradient_sum;
+	newton_pass(arg, 1, &cls, points, &hessian, &terms);
+}
+
+/* the rows the last pass read */
+int64
+gradient_pass_rows(void *arg)
+{
+	return ((TrainingScan *) arg)->rows;
+}
+
+void
+gradient_passes_end(void *arg)
+{
+	scan_end((TrainingScan *) arg);
+}
+
 /* the Gram pass: K' = sum_i x_i x_i', packed, for the guo bound */
 static void
 gram_pass(TrainingScan *scan, double *gram)

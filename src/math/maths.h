@@ -136,6 +136,17 @@ typedef struct NoisyGdParameters
 #define RENYI_ORDERS 114
 #define RENYI_MAX_STEPS INT64CONST(100000000)
 typedef void (*NoiseSource) (void *arg, double *z, int n);
+/* the sum over the rows of their gradients at theta, p */
+typedef void (*GradientOracle) (void *arg, const double *theta, double *gradient_sum);
+typedef struct NoisyGdRows
+{
+	const double *x;
+	const double *y;
+	int64		n;
+	int			p;
+	double	   *row_norm;
+	double	   *margin;
+} NoisyGdRows;
 extern int	renyi_orders(double *orders);
 extern double renyi_row_divergence(double alpha, double lambda, double sigma, double n);
 extern double renyi_to_epsilon(double r, double alpha, double delta);
@@ -144,9 +155,11 @@ extern double renyi_epsilon(const NoisyGdParameters *gd, double n, double rows_c
 extern int64 renyi_steps_needed(const NoisyGdParameters *gd, double n, double rows_changed,
 								double epsilon, double delta);
 extern double renyi_noise_for(double lambda, double n, double epsilon, double delta);
-extern void noisy_gd_steps(const NoisyGdParameters *gd, const double *x, const double *y,
-						   int64 n, int p, const double *row_norm, double *theta, int64 steps,
-						   NoiseSource draw, void *draw_arg, double *margin, double *step);
+extern void noisy_gd_rows_init(NoisyGdRows *rows, const double *x, const double *y, int64 n, int p);
+extern void noisy_gd_rows_gradient(void *arg, const double *theta, double *gradient_sum);
+extern void noisy_gd_steps(const NoisyGdParameters *gd, double n, int p, GradientOracle gradient,
+						   void *gradient_arg, double *theta, int64 steps, NoiseSource draw,
+						   void *draw_arg);
 /* membership.c: the statistics of a membership-inference audit */
 extern double normal_cdf(double z);
 extern double normal_quantile(double q);

@@ -185,41 +185,74 @@ renyi_noise_for(double lambda, double n, double epsilon, double delta)
 }
 
 /*
- * steps of Noisy-GD on rows x (n x p, row-major, targets y = +-1) from
- * theta, in place:
- *
- *	theta <- theta - eta (g(theta) + lambda theta) + N(0, 2 eta sigma^2 I)
- *
- * with g the mean of the rows' logistic gradients, each clipped to norm
- * 1.  draw fills a vector with standard normal numbers, once per step
- * (its caller may check for interrupts there).  margin is n doubles of
- * scratch, step p.  O(n p) per step (two DGEMVs).
+ * Rows held in memory as a gradient oracle: x (n x p, row-major), targets
+ * y = +-1; row_norm and margin are n doubles each, allocated here.
  */
 void
-noisy_gd_steps(const NoisyGdParameters *gd, const double *x, const double *y, int64 n, int p,
-			   const double *row_norm, double *theta, int64 steps, NoiseSource draw,
-			   void *draw_arg, double *margin, double *step)
+noisy_gd_rows_init(NoisyGdRows *rows, const double *x, const double *y, int64 n, int p)
+{
+	int64		i;
+
+	rows->x = x;
+	rows->y = y;
+	rows->n = n;
+	rows->p = p;
+	rows->row_norm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
+	rows->margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		rows->row_norm[i] = vec_norm(x + i * p, p);
+}
+
+/*
+ * The sum of the rows' logistic gradients at theta, each clipped to norm
+ * 1 (rows of norm <= 1 never are): two DGEMVs, O(n p).
+ */
+void
+noisy_gd_rows_gradient(void *arg, const double *theta, double *gradient_sum)
+{
+	NoisyGdRows *rows = (NoisyGdRows *) arg;
+	int64		i;
+
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, rows->n, rows->p, 1.0, rows->x, rows->p, theta, 1,
+				0.0, rows->margin, 1);
+	for (i = 0; i < rows->n; i++)
+	{
+		double		d1 = loss_d1(LOSS_LOGISTIC, rows->margin[i], rows->y[i]);
+		double		norm = fabs(d1) * rows->row_norm[i];
+
+		rows->margin[i] = norm > 1.0 ? d1 / norm : d1;
+	}
+	cblas_dgemv(CblasRowMajor, CblasTrans, rows->n, rows->p, 1.0, rows->x, rows->p, rows->margin, 1,
+				0.0, gradient_sum, 1);
+}
+
+/*
+ * steps steps of Noisy-GD over n rows from theta, in place:
+ *
+ *	theta <- theta - eta (g(theta) / n + lambda theta) + N(0, 2 eta sigma^2 I)
+ *
+ * with g the sum of the rows' gradients, from gradient.  draw fills a
+ * vector with standard normal numbers, once per step (its caller may
+ * check for interrupts there).  O(p) per step besides the oracle.
+ */
+void
+noisy_gd_steps(const NoisyGdParameters *gd, double n, int p, GradientOracle gradient,
+			   void *gradient_arg, double *theta, int64 steps, NoiseSource draw, void *draw_arg)
 {
 	double		scale = sqrt(2.0 * gd->step_size) * gd->noise;
-	int64		s,
-				i;
+	double	   *g = palloc(sizeof(double) * p);
+	double	   *step = palloc(sizeof(double) * p);
+	int64		s;
 
 	for (s = 0; s < steps; s++)
 	{
-		cblas_dgemv(CblasRowMajor, CblasNoTrans, n, p, 1.0, x, p, theta, 1, 0.0, margin, 1);
-		for (i = 0; i < n; i++)
-		{
-			double		d1 = loss_d1(LOSS_LOGISTIC, margin[i], y[i]);
-			double		norm = fabs(d1) * row_norm[i];
-
-			margin[i] = norm > 1.0 ? d1 / norm : d1;
-		}
-		/* step = -eta/n X' l' - eta lambda theta + noise */
+		gradient(gradient_arg, theta, g);
 		draw(draw_arg, step, p);
 		cblas_dscal(p, scale, step, 1);
 		cblas_daxpy(p, -gd->step_size * gd->lambda, theta, 1, step, 1);
-		cblas_dgemv(CblasRowMajor, CblasTrans, n, p, -gd->step_size / (double) n, x, p,
-					margin, 1, 1.0, step, 1);
+		cblas_daxpy(p, -gd->step_size / n, g, 1, step, 1);
 		cblas_daxpy(p, 1.0, step, 1, theta, 1);
 	}
+	pfree(g);
+	pfree(step);
 }

@@ -95,24 +95,18 @@ noisy_gd_dp_epsilon(const UnlearnModel *m)
 }
 
 /*
- * steps steps of m's Noisy-GD on the n mapped rows x (targets y = +-1)
- * from w, or from the stationary start N(0, sigma^2 / lambda I) drawn by
- * draw when from_start; w (p) receives the result.  O(n p) per step.
+ * steps steps of m's Noisy-GD over n rows, whose gradient sums come from
+ * gradient, from w, or from the stationary start N(0, sigma^2 / lambda I)
+ * drawn by draw when from_start; w (p) receives the result.
  */
 void
-noisy_gd_release(const UnlearnModel *m, const double *x, const double *y, int64 n, int64 steps,
-				 bool from_start, NoiseSource draw, void *draw_arg, double *w)
+noisy_gd_release(const UnlearnModel *m, int64 n, GradientOracle gradient, void *gradient_arg,
+				 int64 steps, bool from_start, NoiseSource draw, void *draw_arg, double *w)
 {
 	int			p = m->def.p;
 	NoisyGdParameters gd;
-	double	   *row_norm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
-	double	   *margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
-	double	   *step = palloc(sizeof(double) * p);
-	int64		i;
 
 	parameters_of(m, &gd);
-	for (i = 0; i < n; i++)
-		row_norm[i] = vec_norm(x + i * p, p);
 	if (from_start)
 	{
 		int			j;
@@ -121,10 +115,7 @@ noisy_gd_release(const UnlearnModel *m, const double *x, const double *y, int64 
 		for (j = 0; j < p; j++)
 			w[j] *= gd.noise / sqrt(gd.lambda);
 	}
-	noisy_gd_steps(&gd, x, y, n, p, row_norm, w, steps, draw, draw_arg, margin, step);
-	pfree(row_norm);
-	pfree(margin);
-	pfree(step);
+	noisy_gd_steps(&gd, (double) n, p, gradient, gradient_arg, w, steps, draw, draw_arg);
 }
 
 /*

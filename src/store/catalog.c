@@ -694,7 +694,7 @@ model_from_result(UnlearnModel *m)
 	m->released.gd_steps = DatumGetInt64(d[42]);
 	m->released.fewest_rows = DatumGetInt64(d[43]);
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
-		(m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1 || m->def.deferred ||
+		(m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1 ||
 		 !(isfinite(m->def.step_size) && m->def.step_size > 0 &&
 		   m->def.step_size <= 1.0 / (0.25 + m->def.lambda)) ||
 		 !(m->def.sigma > 0) || m->def.training_steps < 0 || m->released.gd_steps < 0 ||

@@ -96,6 +96,41 @@ SELECT md5(m::text) <> :'before' AS changed FROM unlearn.models m WHERE model = 
 ROLLBACK;
 SELECT md5(m::text) = :'before' AS restored FROM unlearn.models m WHERE model = 'gd';
 
+-- a deferred model applies a group of changes in one run
+CREATE TABLE gd_q (LIKE gd INCLUDING ALL);
+INSERT INTO gd_q SELECT * FROM gd;
+SELECT count(*) FROM unlearn_train('gd_q', 'gd_q', 'is_eight', '{pixels}', lambda => 0.01, epsilon => 1,
+								   delta => 1e-5, mechanism => 'noisy_gd', options => '{"removal": "deferred"}');
+DELETE FROM gd_q WHERE id IN (SELECT id FROM gd_q ORDER BY id LIMIT 2);
+UPDATE gd_q SET is_eight = NOT is_eight WHERE id = (SELECT max(id) FROM gd_q);
+SELECT pending, state FROM unlearn.status WHERE model = 'gd_q';
+SELECT count(*) FROM unlearn_apply_pending('gd_q');
+SELECT operation, rows_removed, rows_added, retrained FROM unlearn.ledger WHERE model = 'gd_q'
+ORDER BY id DESC LIMIT 1;
+SELECT m.rows = (SELECT count(*) FROM gd_q) AS rows_match, s.pending, p.deletion_epsilon <= 1 AS within
+FROM unlearn.models m, unlearn.status s, unlearn_privacy('gd_q') p
+WHERE m.model = 'gd_q' AND s.model = 'gd_q';
+
+-- rows beyond unlearn.noisy_gd_memory: one pass over the table per step
+SET unlearn.noisy_gd_memory = 0;
+SELECT count(*) FROM unlearn_train('gd_pass', 'gd_q', 'is_eight', '{pixels}', lambda => 0.01,
+								   epsilon => 1, delta => 1e-5, mechanism => 'noisy_gd');
+DELETE FROM gd_q WHERE id IN (SELECT id FROM gd_q ORDER BY id LIMIT 4);
+SELECT count(*) FROM unlearn_apply_pending('gd_q');
+SELECT count(*) FROM unlearn_train('gd_pass', 'gd_q', 'is_eight', '{pixels}', lambda => 0.01,
+								   epsilon => 1, delta => 1e-5, mechanism => 'noisy_gd', replace => true);
+DO $$
+BEGIN
+	FOR i IN 1..4 LOOP
+		DELETE FROM gd_q WHERE id = (SELECT min(id) FROM gd_q);
+	END LOOP;
+END $$;
+DELETE FROM gd_q WHERE id = (SELECT min(id) FROM gd_q);
+SELECT p.steps - p.training_steps AS steps_run, m.rows = (SELECT count(*) FROM gd_q) AS rows_match,
+	   p.deletion_epsilon <= 1 AS within, (SELECT rows FROM unlearn_evaluate('gd_pass')) AS evaluated
+FROM unlearn_privacy('gd_pass') p, unlearn.models m WHERE m.model = 'gd_pass';
+RESET unlearn.noisy_gd_memory;
+
 -- 4.
 SELECT residual, spent <= budget AS within, certified FROM unlearn_verify('gd');
 SELECT mechanism, dp_epsilon, deletion_epsilon, deletion_target, noise, steps
@@ -113,8 +148,6 @@ RESET ROLE;
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', loss => 'squared', mechanism => 'noisy_gd');
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechanism => 'noisy_gd',
 								   options => '{"preprocess": "standardize"}');
-SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechanism => 'noisy_gd',
-								   options => '{"removal": "deferred"}');
 CREATE TABLE gd_text AS SELECT id, label::text AS label, pixels FROM digits WHERE label IN (3, 8, 9);
 SELECT count(*) FROM unlearn_train('gd_x', 'gd_text', 'label', '{pixels}', mechanism => 'noisy_gd');
 SELECT count(*) FROM unlearn_train('gd_x', 'gd_text', 'label', '{pixels}', mechanism => 'noisy_gd',
@@ -127,7 +160,9 @@ SELECT unlearn_privacy('nope');
 SELECT unlearn_drop('gd');
 SELECT unlearn_drop('gd_copy');
 SELECT unlearn_drop('gd_newton');
+SELECT unlearn_drop('gd_q');
+SELECT unlearn_drop('gd_pass');
 DROP VIEW gd_check;
-DROP TABLE gd, gd_copy, gd_text;
+DROP TABLE gd, gd_copy, gd_text, gd_q;
 DROP ROLE gd_reader;
 DROP ROLE gd_stranger;
