@@ -11,13 +11,18 @@ ALTER TABLE unlearn.models
 	ADD COLUMN step_size float8 NOT NULL DEFAULT 0,
 	ADD COLUMN training_steps bigint NOT NULL DEFAULT 0,
 	ADD COLUMN gd_steps bigint NOT NULL DEFAULT 0,
-	ADD COLUMN fewest_rows bigint NOT NULL DEFAULT 0;
+	ADD COLUMN fewest_rows bigint NOT NULL DEFAULT 0,
+	ADD COLUMN given_parameters integer NOT NULL DEFAULT 0 CHECK (given_parameters BETWEEN 0 AND 7);
+ALTER TYPE unlearn.train_options
+	ADD ATTRIBUTE noise float8,
+	ADD ATTRIBUTE step_size float8,
+	ADD ATTRIBUTE training_steps float8;
 COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal with loss perturbation (exact for least squares); noisy_gd: Noisy-GD, whose changes run noisy steps on the rows after them and which keeps no state (see unlearn_privacy)';
 COMMENT ON COLUMN unlearn.models.step_size IS 'noisy_gd: the step size eta, 1 / (1/4 + lambda); sigma is then the noise of a step, N(0, 2 eta sigma^2 I), and budget the deletion epsilon every change reaches';
 COMMENT ON COLUMN unlearn.models.training_steps IS 'noisy_gd: the steps of a training from the stationary start';
 COMMENT ON COLUMN unlearn.models.gd_steps IS 'noisy_gd: the steps run since the last training, its own included';
+COMMENT ON COLUMN unlearn.models.given_parameters IS 'noisy_gd: which parameters unlearn_train was given (1 noise, 2 step_size, 4 training_steps) and every training keeps; the others are chosen afresh from the rows at each training';
 COMMENT ON COLUMN unlearn.models.fewest_rows IS 'noisy_gd: the fewest rows the model reflected since its last training, the n of its accountant';
-
 DROP FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean);
 DROP FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text);
 
@@ -58,10 +63,11 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
-	nulls text, classes text[], removal text, mechanism text)
+	nulls text, classes text[], removal text, mechanism text, noise float8, step_size float8,
+	training_steps float8)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
-COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text) IS 'internal: unlearn_train''s implementation';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8) IS 'internal: unlearn_train''s implementation';
 
 CREATE FUNCTION unlearn_train(
 	model text,
@@ -86,12 +92,13 @@ AS $$
 						  o.on_exhausted, o.steps, $11, $12,
 						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
 							   ELSE o.preprocess END,
-						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13)
+						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
+						  o.noise, o.step_size, o.training_steps)
 	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false); mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored)';
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored)';
 
 CREATE TYPE unlearn.privacy AS (
 	model text,

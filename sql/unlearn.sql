@@ -67,7 +67,8 @@ CREATE TABLE unlearn.models (
 	step_size	float8 NOT NULL DEFAULT 0,
 	training_steps bigint NOT NULL DEFAULT 0,
 	gd_steps	bigint NOT NULL DEFAULT 0,
-	fewest_rows bigint NOT NULL DEFAULT 0
+	fewest_rows bigint NOT NULL DEFAULT 0,
+	given_parameters integer NOT NULL DEFAULT 0 CHECK (given_parameters BETWEEN 0 AND 7)
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -94,6 +95,7 @@ COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal 
 COMMENT ON COLUMN unlearn.models.step_size IS 'noisy_gd: the step size eta, 1 / (1/4 + lambda); sigma is then the noise of a step, N(0, 2 eta sigma^2 I), and budget the deletion epsilon every change reaches';
 COMMENT ON COLUMN unlearn.models.training_steps IS 'noisy_gd: the steps of a training from the stationary start';
 COMMENT ON COLUMN unlearn.models.gd_steps IS 'noisy_gd: the steps run since the last training, its own included';
+COMMENT ON COLUMN unlearn.models.given_parameters IS 'noisy_gd: which parameters unlearn_train was given (1 noise, 2 step_size, 4 training_steps) and every training keeps; the others are chosen afresh from the rows at each training';
 COMMENT ON COLUMN unlearn.models.fewest_rows IS 'noisy_gd: the fewest rows the model reflected since its last training, the n of its accountant';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
@@ -297,7 +299,8 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
-	nulls text, classes text[], removal text, mechanism text)
+	nulls text, classes text[], removal text, mechanism text, noise float8, step_size float8,
+	training_steps float8)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -344,7 +347,10 @@ CREATE TYPE unlearn.train_options AS (
 	spread float8[],
 	nulls text,
 	classes text[],
-	removal text);
+	removal text,
+	noise float8,
+	step_size float8,
+	training_steps float8);
 COMMENT ON TYPE unlearn.train_options IS 'internal: unlearn_train''s options with their defaults filled in (unlearn._train_options)';
 
 CREATE FUNCTION unlearn._train_options(options jsonb)
@@ -374,12 +380,13 @@ AS $$
 						  o.on_exhausted, o.steps, $11, $12,
 						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
 							   ELSE o.preprocess END,
-						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13)
+						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
+						  o.noise, o.step_size, o.training_steps)
 	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false); mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored)';
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored)';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
@@ -728,7 +735,7 @@ COMMENT ON AGGREGATE unlearn._pass_gram(float8[]) IS 'internal to training passe
 COMMENT ON FUNCTION unlearn._require_preload() IS 'internal: refuses CREATE EXTENSION unless unlearn is in shared_preload_libraries';
 COMMENT ON FUNCTION unlearn._resident(text) IS 'internal: whether the removal matrices of a model are in shared memory at its current version';
 COMMENT ON FUNCTION unlearn._progress() IS 'internal: the progress slots in shared memory (unlearn.progress): row-derived figures for the model owner''s roles only, the model, table, command, phase and times also for pg_read_all_stats, the pid and database for every role';
-COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text) IS 'internal: unlearn_train''s implementation';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8) IS 'internal: unlearn_train''s implementation';
 COMMENT ON FUNCTION unlearn._retrain(text, boolean) IS 'internal: unlearn_retrain''s implementation';
 COMMENT ON FUNCTION unlearn._apply_pending(text) IS 'internal: unlearn_apply_pending''s implementation';
 COMMENT ON FUNCTION unlearn._maintain() IS 'internal: statement trigger that applies certified Newton removal and addition to every model of the table';

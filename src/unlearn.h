@@ -199,7 +199,13 @@ typedef struct ModelDefinition
 	UnlearnMechanism mechanism;
 	double		step_size;		/* Noisy-GD: eta */
 	int64		training_steps; /* Noisy-GD: steps of a training */
+	int			given_parameters;	/* Noisy-GD: GIVEN_* set by unlearn_train */
 } ModelDefinition;
+
+/* the Noisy-GD parameters unlearn_train may be given (given_parameters) */
+#define GIVEN_NOISE 1
+#define GIVEN_STEP_SIZE 2
+#define GIVEN_TRAINING_STEPS 4
 
 /*
  * The released weights and the public figures of unlearn.models: changes

@@ -26,7 +26,8 @@ typedef enum OptionKind
 	OPTION_BOOLEAN,
 	OPTION_TEXT,
 	OPTION_TEXT_ARRAY,			/* of strings, numbers or booleans */
-	OPTION_FLOAT_ARRAY			/* of numbers (or "NaN"-like strings) */
+	OPTION_FLOAT_ARRAY,			/* of numbers (or "NaN"-like strings) */
+	OPTION_NUMBER
 } OptionKind;
 
 typedef struct TrainOption
@@ -48,9 +49,15 @@ static const TrainOption train_options[] = {
 	{"nulls", OPTION_TEXT, "skip"},
 	{"classes", OPTION_TEXT_ARRAY, NULL},
 	{"removal", OPTION_TEXT, "immediate"},
+	{"noise", OPTION_NUMBER, NULL},
+	{"step_size", OPTION_NUMBER, NULL},
+	{"training_steps", OPTION_NUMBER, NULL},
 };
 
-#define OPTION_NAMES "intercept, bound, on_exhausted, steps, preprocess, centre, spread, nulls, classes, removal"
+/* the options of the 0.17.0 catalog's unlearn.train_options, the first */
+#define OPTIONS_OF_0_17_0 10
+
+#define OPTION_NAMES "intercept, bound, on_exhausted, steps, preprocess, centre, spread, nulls, classes, removal, noise, step_size, training_steps"
 
 static const char *
 kind_name(OptionKind kind)
@@ -65,6 +72,8 @@ kind_name(OptionKind kind)
 			return "an array of labels";
 		case OPTION_FLOAT_ARRAY:
 			return "an array of numbers";
+		case OPTION_NUMBER:
+			return "a number";
 	}
 	return "?";
 }
@@ -171,6 +180,10 @@ option_value(const TrainOption *option, JsonbValue *v, bool *isnull)
 		case OPTION_TEXT_ARRAY:
 		case OPTION_FLOAT_ARRAY:
 			return array_option(option, v);
+		case OPTION_NUMBER:
+			if (v->type != jbvNumeric)
+				wrong_type(option);
+			return DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric));
 	}
 	return (Datum) 0;
 }
@@ -190,7 +203,8 @@ option_default(const TrainOption *option, bool *isnull)
  * unlearn._train_options(options jsonb) returns unlearn.train_options:
  * each known option from options, or its default; an unknown name, a
  * value of the wrong JSON type or a null where a default exists is an
- * error.  A NULL options is '{}'.
+ * error.  A NULL options is '{}'.  On a 0.17.0 catalog, whose type has the
+ * first ten options only, the others are refused.
  */
 Datum
 unlearn_train_options(PG_FUNCTION_ARGS)
@@ -202,7 +216,7 @@ unlearn_train_options(PG_FUNCTION_ARGS)
 	int			i;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE ||
-		desc->natts != lengthof(train_options))
+		desc->natts > lengthof(train_options) || desc->natts < OPTIONS_OF_0_17_0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("unlearn.train_options does not match this library"),
@@ -240,6 +254,11 @@ unlearn_train_options(PG_FUNCTION_ARGS)
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unlearn_train has no option \"%s\"", name),
 						 errhint("The options are: " OPTION_NAMES ".")));
+			if (i >= desc->natts)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("option \"%s\" needs a newer unlearn catalog", name),
+						 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
 			values[i] = option_value(&train_options[i], &v, &nulls[i]);
 			given[i] = true;
 		}

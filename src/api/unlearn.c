@@ -47,7 +47,8 @@ _PG_init(void)
 static const char *const train_argnames[] = {
 	"model", "source", "label", "features", "loss", "lambda", "sigma", "epsilon",
 	"delta", "intercept", "bound", "on_exhausted", "steps", "replace", "verbose",
-	"preprocess", "centre", "spread", "nulls", "classes", "removal", "mechanism"
+	"preprocess", "centre", "spread", "nulls", "classes", "removal", "mechanism",
+	"noise", "step_size", "training_steps"
 };
 
 /*
@@ -77,6 +78,46 @@ check_noisy_gd_choices(UnlearnModel *m)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("mechanism \"noisy_gd\" does not support %s", what),
 				 errhint("%s", hint)));
+}
+
+/*
+ * The Noisy-GD parameters given as options (arguments 22 to 24 of
+ * unlearn._train), each kept by every training of the model; their
+ * combination with epsilon and the rows is checked by noisy_gd_choose.
+ */
+static void
+given_noisy_gd_parameters(FunctionCallInfo fcinfo, UnlearnModel *m)
+{
+	static const char *const names[3] = {"noise", "step_size", "training_steps"};
+	int			i;
+
+	for (i = 0; i < 3; i++)
+	{
+		double		v;
+
+		if (PG_NARGS() <= 22 + i || PG_ARGISNULL(22 + i))
+			continue;
+		if (m->def.mechanism != MECHANISM_NOISY_GD)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("option \"%s\" applies to mechanism \"noisy_gd\" only", names[i]),
+					 errhint("Pass mechanism => 'noisy_gd', or leave the option out.")));
+		v = PG_GETARG_FLOAT8(22 + i);
+		if (!(isfinite(v) && v > 0) ||
+			(i == 2 && (v != floor(v) || v > (double) RENYI_MAX_STEPS)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("option \"%s\" must be a positive %s", names[i],
+							i == 2 ? "whole number of steps, at most 100000000" : "finite number"),
+					 errhint("Leave it out to have it chosen from epsilon, delta, lambda and the rows.")));
+		if (i == 0)
+			m->def.sigma = v;
+		else if (i == 1)
+			m->def.step_size = v;
+		else
+			m->def.training_steps = (int64) v;
+		m->def.given_parameters |= 1 << i;
+	}
 }
 
 /*
@@ -272,7 +313,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	 * 0.9.0 call with 19 and declare no classes
 	 */
 	for (i = 0; i < Min(PG_NARGS(), lengthof(train_argnames)); i++)
-		if (PG_ARGISNULL(i) && i != 16 && i != 17 && i != 19)
+		if (PG_ARGISNULL(i) && i != 16 && i != 17 && i != 19 && i < 22)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument \"%s\" of unlearn_train must not be null", train_argnames[i])));
@@ -359,6 +400,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->def.mechanism = strcmp(mechanism, "noisy_gd") == 0 ? MECHANISM_NOISY_GD : MECHANISM_NEWTON;
 	if (m->def.mechanism == MECHANISM_NOISY_GD)
 		check_noisy_gd_choices(m);
+	given_noisy_gd_parameters(fcinfo, m);
 	/* a catalog before 0.8.0 keeps neither: its models map as 0.7.0 did */
 	if (catalog_has_map_grid())
 	{

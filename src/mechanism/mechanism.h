@@ -77,6 +77,7 @@ extern void noisy_gd_choose(UnlearnModel *m, int64 n);
 extern int64 noisy_gd_change_steps(const UnlearnModel *m, int64 rows_changed);
 extern double noisy_gd_change_epsilon(const UnlearnModel *m, int64 rows_changed, int64 steps);
 extern double noisy_gd_dp_epsilon(const UnlearnModel *m);
+extern double noisy_gd_training_epsilon(const UnlearnModel *m, int64 n);
 extern void noisy_gd_release(const UnlearnModel *m, int64 n, GradientOracle gradient,
 							 void *gradient_arg, int64 steps, bool from_start, NoiseSource draw,
 							 void *draw_arg, double *w);

@@ -46,18 +46,44 @@ parameters_of(const UnlearnModel *m, NoisyGdParameters *gd)
 	gd->noise = m->def.sigma;
 }
 
-/* choose eta, sigma and the training steps for n rows; budget = epsilon */
+/*
+ * Choose eta, sigma and the training steps for n rows, each unless
+ * unlearn_train was given it (given_parameters); budget = epsilon.  A
+ * step size beyond 1 / (1/4 + lambda) is refused (the accountant's bound
+ * would not hold), and so is a given noise whose training DP for one row
+ * passes epsilon, except in a retraining caused by a write, which never
+ * fails for a model: the model then keeps its noise and unlearn_privacy
+ * reports the DP epsilon it has.
+ */
 void
 noisy_gd_choose(UnlearnModel *m, int64 n)
 {
-	double		contraction;
+	double		largest_step = 1.0 / (0.25 + m->def.lambda);
+	double		least_noise = renyi_noise_for(m->def.lambda, floor((1.0 - ROW_HEADROOM) * (double) n),
+											  m->def.epsilon, m->def.delta);
 
-	m->def.step_size = 1.0 / (0.25 + m->def.lambda);
-	m->def.sigma = renyi_noise_for(m->def.lambda, floor((1.0 - ROW_HEADROOM) * (double) n),
-								   m->def.epsilon, m->def.delta);
-	contraction = m->def.step_size * m->def.lambda;
-	m->def.training_steps = (int64) ceil(log(1.0 / TRAINING_CONTRACTION) /
-										 -log(1.0 - Min(contraction, 0.5)));
+	if (!(m->def.given_parameters & GIVEN_STEP_SIZE))
+		m->def.step_size = largest_step;
+	else if (m->def.step_size > largest_step)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("step_size %g of model \"%s\" is above 1 / (1/4 + lambda) = %g",
+						m->def.step_size, m->def.name, largest_step),
+				 errdetail("Noisy-GD's contraction, and so its deletion guarantee, needs a step of at most the inverse smoothness."),
+				 errhint("Pass a step_size of at most %g, or leave it out.", largest_step)));
+	if (!(m->def.given_parameters & GIVEN_NOISE))
+		m->def.sigma = least_noise;
+	else if (noisy_gd_training_epsilon(m, n) > m->def.epsilon && !OidIsValid(m->call.changed_by))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("noise %g of model \"%s\" gives its %lld rows a DP epsilon of %g, above epsilon %g",
+						m->def.sigma, m->def.name, (long long) n, noisy_gd_training_epsilon(m, n),
+						m->def.epsilon),
+				 errhint("Pass a noise of at least %g, a larger epsilon, or leave noise out.",
+						 renyi_noise_for(m->def.lambda, (double) n, m->def.epsilon, m->def.delta))));
+	if (!(m->def.given_parameters & GIVEN_TRAINING_STEPS))
+		m->def.training_steps = (int64) ceil(log(1.0 / TRAINING_CONTRACTION) /
+											 -log(1.0 - Min(m->def.step_size * m->def.lambda, 0.5)));
 	m->def.budget = m->def.epsilon;
 }
 
@@ -85,6 +111,16 @@ noisy_gd_change_epsilon(const UnlearnModel *m, int64 rows_changed, int64 steps)
 	parameters_of(m, &gd);
 	return renyi_epsilon(&gd, (double) m->released.fewest_rows, (double) rows_changed,
 						 (double) steps, m->def.delta, NULL);
+}
+
+/* the DP epsilon of one row of n, with m's parameters */
+double
+noisy_gd_training_epsilon(const UnlearnModel *m, int64 n)
+{
+	NoisyGdParameters gd;
+
+	parameters_of(m, &gd);
+	return renyi_epsilon(&gd, (double) n, 1.0, 0.0, m->def.delta, NULL);
 }
 
 /* the DP epsilon of one row present, over the fewest rows since training */

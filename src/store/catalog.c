@@ -247,7 +247,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define REMOVAL_COLUMN ", removal"
 
-#define MECHANISM_COLUMNS ", mechanism, step_size, training_steps, gd_steps, fewest_rows"
+#define MECHANISM_COLUMNS ", mechanism, step_size, training_steps, gd_steps, fewest_rows, given_parameters"
 
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
@@ -566,13 +566,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[44];
-	Datum		d[44];
+	bool		isnull[45];
+	Datum		d[45];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 44; i++)
+	for (i = 1; i <= 45; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
@@ -587,14 +587,15 @@ model_from_result(UnlearnModel *m)
 				i == 38 ? BoolGetDatum(false) :
 				i == 39 ? CStringGetTextDatum(removal_names[0]) :
 				i == 40 ? CStringGetTextDatum(mechanism_names[0]) :
-				i == 41 ? Float8GetDatum(0.0) : i >= 42 ? Int64GetDatum(0) : (Datum) 0;
+				i == 41 ? Float8GetDatum(0.0) : i == 45 ? Int32GetDatum(0) :
+				i >= 42 ? Int64GetDatum(0) : (Datum) 0;
 			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
 	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
-	for (i = 0; i < 44; i++)
+	for (i = 0; i < 45; i++)
 		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
 			corrupt_model(m, "a required column is null");
 	m->def.owner = DatumGetObjectId(d[1]);
@@ -693,12 +694,13 @@ model_from_result(UnlearnModel *m)
 	m->def.training_steps = DatumGetInt64(d[41]);
 	m->released.gd_steps = DatumGetInt64(d[42]);
 	m->released.fewest_rows = DatumGetInt64(d[43]);
+	m->def.given_parameters = DatumGetInt32(d[44]);
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
 		(m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1 ||
 		 !(isfinite(m->def.step_size) && m->def.step_size > 0 &&
 		   m->def.step_size <= 1.0 / (0.25 + m->def.lambda)) ||
 		 !(m->def.sigma > 0) || m->def.training_steps < 0 || m->released.gd_steps < 0 ||
-		 m->released.fewest_rows < 0 ||
+		 m->released.fewest_rows < 0 || m->def.given_parameters < 0 || m->def.given_parameters > 7 ||
 		 (m->released.status == MODEL_READY && m->released.fewest_rows < 1)))
 		corrupt_model(m, "the Noisy-GD parameters are out of range");
 }
@@ -1016,21 +1018,21 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[44] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[45] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
-	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		v[44];
-	char		nulls[45];
+	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT4OID};
+	Datum		v[45];
+	char		nulls[46];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[44] = '\0';
+	nulls[45] = '\0';
 	for (i = 0; i <= m->def.nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
@@ -1097,6 +1099,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[41] = Int64GetDatum(m->def.training_steps);
 	v[42] = Int64GetDatum(m->released.gd_steps);
 	v[43] = Int64GetDatum(m->released.fewest_rows);
+	v[44] = Int32GetDatum(m->def.given_parameters);
 	if (m->def.mechanism != MECHANISM_NEWTON && level < 12)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1117,8 +1120,8 @@ catalog_insert_model(UnlearnModel *m)
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
 										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : "",
 										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : "",
-										 level >= 12 ? "$40, $41, $42, $43, $44, " : ""),
-								level >= 12 ? 44 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+										 level >= 12 ? "$40, $41, $42, $43, $44, $45, " : ""),
+								level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
 								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
