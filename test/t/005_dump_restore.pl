@@ -6,7 +6,8 @@
 # database with --enable-row-security and gets their own models, each with
 # its state, grants and ledger; the restore, which writes the unlearn
 # catalog, is a superuser's.  A role granted a model reads it after the
-# restore.
+# restore.  A Noisy-GD model, which is its catalog row only, comes back
+# with its weights, parameters and accounting.
 use strict;
 use warnings;
 
@@ -113,6 +114,29 @@ foreach my $case (['superuser, plain', 'postgres', 'p', []],
 	check_restore($label, $db,
 		$user eq 'postgres' ? 'admin_ones,alice_digits,alice_ones' : 'alice_digits,alice_ones');
 }
+
+# a Noisy-GD model is its catalog row only: restored, it keeps its weights,
+# parameters and accounting, and its first DELETE runs its steps
+$node->safe_psql('postgres', 'CREATE DATABASE gd');
+$node->safe_psql('gd', 'CREATE EXTENSION unlearn');
+$node->safe_psql('gd', $DIGITS_SQL . q{
+CREATE TABLE t AS SELECT id, label = 8 AS eight, pixels FROM digits WHERE label IN (3, 8);
+ALTER TABLE t ADD PRIMARY KEY (id);
+SELECT model FROM unlearn_train('gd', 't', 'eight', '{pixels}', lambda => 0.01, mechanism => 'noisy_gd');
+DELETE FROM t WHERE id = (SELECT min(id) FROM t);
+});
+my $gd_sql = "SELECT md5(coef::text) || ':' || rows || ':' || sigma || ':' || step_size || ':' || training_steps "
+	. "|| ':' || gd_steps || ':' || fewest_rows || ':' || spent || ':' || mechanism FROM unlearn.models";
+$node->command_ok(['pg_dump', '-F', 'c', '-f', "$tmp/gd.dump", '-d', $node->connstr('gd')], 'noisy_gd: pg_dump');
+$node->safe_psql('postgres', 'CREATE DATABASE gd_restored');
+$node->command_ok(['pg_restore', '--exit-on-error', '-d', $node->connstr('gd_restored'), "$tmp/gd.dump"],
+	'noisy_gd: pg_restore');
+is($node->safe_psql('gd_restored', $gd_sql), $node->safe_psql('gd', $gd_sql),
+	'noisy_gd: weights, parameters and accounting as dumped');
+is($node->safe_psql('gd_restored', q{
+DELETE FROM t WHERE id IN (SELECT id FROM t ORDER BY id LIMIT 3);
+SELECT rows = (SELECT count(*) FROM t) AND spent <= budget FROM unlearn.models}), 't',
+	'noisy_gd: the restored model follows a DELETE');
 
 $node->stop;
 done_testing();
