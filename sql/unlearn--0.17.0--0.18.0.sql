@@ -135,7 +135,7 @@ COMMENT ON FUNCTION unlearn._renyi_steps(float8, float8, float8, float8, float8,
 CREATE FUNCTION unlearn._renyi_noise(lambda float8, n float8, epsilon float8, delta float8)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_renyi_noise' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn._renyi_noise(float8, float8, float8, float8) IS 'internal: the least Noisy-GD noise whose training DP for one row is within epsilon';
+COMMENT ON FUNCTION unlearn._renyi_noise(float8, float8, float8, float8) IS 'internal: the least Noisy-GD noise whose training DP for one row is within epsilon; NULL when no noise up to 1e6 is';
 
 
 COMMENT ON FUNCTION unlearn_verify(text) IS 'exact gradient residual against spent, distance to and accuracy of a fresh retrain with the same noise (owner only; one pass over the table); for a noisy_gd model the residual is NULL, certified says that every change reached the deletion epsilon (spent <= budget), and the retrain is noiseless';

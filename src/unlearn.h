@@ -206,6 +206,8 @@ typedef struct ModelDefinition
 #define GIVEN_NOISE 1
 #define GIVEN_STEP_SIZE 2
 #define GIVEN_TRAINING_STEPS 4
+/* the most steps of a Noisy-GD training, and so of any change */
+#define NOISY_GD_MAX_TRAINING_STEPS INT64CONST(100000)
 
 /*
  * The released weights and the public figures of unlearn.models: changes

@@ -501,6 +501,7 @@ fresh_release(UnlearnModel *m, const DesignMatrix *dm, pg_prng_state *rng, const
 		noisy_gd_rows_init(&rows, dm->x, dm->y, dm->n, m->def.p);
 		noisy_gd_release(m, dm->n, noisy_gd_rows_gradient, &rows, m->def.training_steps, true,
 						 audit_normal, rng, w);
+		noisy_gd_rows_free(&rows);
 		return;
 	}
 	for (j = 0; j < m->def.p; j++)

@@ -167,5 +167,11 @@ unlearn_renyi_noise(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lambda, n and epsilon must be positive and finite, and delta between 0 and 1")));
-	PG_RETURN_FLOAT8(renyi_noise_for(lambda, n, epsilon, delta));
+	{
+		double		noise = renyi_noise_for(lambda, n, epsilon, delta);
+
+		if (isnan(noise))
+			PG_RETURN_NULL();
+		PG_RETURN_FLOAT8(noise);
+	}
 }

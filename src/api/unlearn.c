@@ -104,11 +104,11 @@ given_noisy_gd_parameters(FunctionCallInfo fcinfo, UnlearnModel *m)
 					 errhint("Pass mechanism => 'noisy_gd', or leave the option out.")));
 		v = PG_GETARG_FLOAT8(22 + i);
 		if (!(isfinite(v) && v > 0) ||
-			(i == 2 && (v != floor(v) || v > (double) RENYI_MAX_STEPS)))
+			(i == 2 && (v != floor(v) || v > (double) NOISY_GD_MAX_TRAINING_STEPS)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("option \"%s\" must be a positive %s", names[i],
-							i == 2 ? "whole number of steps, at most 100000000" : "finite number"),
+							i == 2 ? "whole number of steps, at most 100000" : "finite number"),
 					 errhint("Leave it out to have it chosen from epsilon, delta, lambda and the rows.")));
 		if (i == 0)
 			m->def.sigma = v;

@@ -36,6 +36,7 @@ bool		unlearn_reanchor = true;
 
 static double apply_noisy_gd_change(UnlearnModel *m, int nrem, int nadd);
 static void retrain_now(UnlearnModel *m, const char *why);
+static void rest_model(UnlearnModel *m, int64 rows, bool one_class);
 
 void
 removal_init(void)
@@ -438,10 +439,16 @@ apply_noisy_gd_change(UnlearnModel *m, int nrem, int nadd)
 	m->released.removed += nrem;
 	m->released.inserted += nadd;
 	m->released.rows += nadd - nrem;
-	if (m->released.status != MODEL_READY || m->released.rows < m->def.p)
+	if (m->released.status != MODEL_READY)
 	{
-		if (m->released.status == MODEL_READY || nadd > 0)
-			retrain_now(m, NULL);
+		/* a suspended model stays so until unlearn_retrain, as a Newton one */
+		if (m->released.status == MODEL_TOO_FEW_ROWS && m->released.rows >= m->def.p && nadd > 0)
+			retrain_now(m, "Its table has enough rows again.");
+		return 0.0;
+	}
+	if (m->released.rows < m->def.p)
+	{
+		rest_model(m, m->released.rows, false);
 		return 0.0;
 	}
 	eps = noisy_gd_apply_change(m, Max(nrem, nadd));

@@ -86,31 +86,23 @@ rows_fit(UnlearnModel *m, int64 n)
 }
 
 /*
- * The model's rows, mapped, with targets +-1; false (and nothing loaded)
- * when they do not hold both labels or fewer rows than weights.
+ * The model's rows, mapped, with targets +-1 (its classes are declared:
+ * one may have no row, as for a Newton model); false (and nothing
+ * loaded) when they are fewer than its weights.
  */
 static bool
 load_rows(UnlearnModel *m, DesignMatrix *dm, bool fit)
 {
-	int64		i;
-	bool		negative = false,
-				positive = false;
-
 	load_design(m, relation_qualified_name(m->def.source), dm);
 	map_design(m, dm, fit);
-	for (i = 0; i < dm->n; i++)
-	{
-		negative |= dm->y[i] < 0;
-		positive |= dm->y[i] > 0;
-	}
-	return negative && positive && dm->n >= m->def.p;
+	return dm->n >= m->def.p;
 }
 
 /*
  * steps steps on m's rows (from the stationary start when from_start):
  * in memory when they fit, else one pass per step.  Returns the rows the
- * steps ran on, or -1 (nothing run) when they hold a single label or fewer
- * rows than weights (checked in memory only: passes run on what is there).
+ * steps ran on, or -1 (nothing run) when they are fewer than its weights
+ * (checked in memory only: passes run on what is there).
  */
 static int64
 run_steps(UnlearnModel *m, int64 rows, int64 steps, bool from_start, const char *command)
@@ -135,6 +127,7 @@ run_steps(UnlearnModel *m, int64 rows, int64 steps, bool from_start, const char 
 		noisy_gd_release(m, dm.n, noisy_gd_rows_gradient, &held, steps, from_start, strong_normal,
 						 &noise, m->released.coef);
 		n = dm.n;
+		noisy_gd_rows_free(&held);
 		free_design(&dm);
 	}
 	else
@@ -167,12 +160,10 @@ noisy_gd_train(UnlearnModel *m, bool verbose)
 	m->released.gd_steps = 0;
 	m->released.spent = 0.0;
 	m->released.coef = palloc0(sizeof(double) * m->def.p);
-	if (run_steps(m, n, m->def.training_steps, true, "training") != n)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("the rows of model \"%s\" changed during its training, or hold a single class",
-						m->def.name),
-				 errhint("Noisy-GD trains a binary classifier on rows of both labels.")));
+	n = run_steps(m, n, m->def.training_steps, true, "training");
+	/* the rows read are what it reflects (the census counted the same rows) */
+	if (n >= 0)
+		m->released.rows = m->released.trained_rows = m->released.fewest_rows = n;
 	if (verbose)
 		ereport(NOTICE,
 				(errmsg("Noisy-GD: %lld steps of size %.4g with noise %.4g on %lld rows",
@@ -198,7 +189,7 @@ noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed)
 	steps = noisy_gd_change_steps(m, rows_changed);
 	if (steps < 0 || steps >= m->def.training_steps)
 		return -1.0;
-	/* a count gone astray, or a single label left: a training recounts */
+	/* a count gone astray: a training recounts */
 	if (steps > 0 && run_steps(m, m->released.rows, steps, false, "noisy steps") != m->released.rows)
 		return -1.0;
 	eps = noisy_gd_change_epsilon(m, rows_changed, steps);

@@ -135,6 +135,8 @@ typedef struct NoisyGdParameters
 } NoisyGdParameters;
 #define RENYI_ORDERS 114
 #define RENYI_MAX_STEPS INT64CONST(100000000)
+#define RENYI_LEAST_NOISE 1e-12
+#define RENYI_MOST_NOISE 1e6
 typedef void (*NoiseSource) (void *arg, double *z, int n);
 /* the sum over the rows of their gradients at theta, p */
 typedef void (*GradientOracle) (void *arg, const double *theta, double *gradient_sum);
@@ -156,6 +158,7 @@ extern int64 renyi_steps_needed(const NoisyGdParameters *gd, double n, double ro
 								double epsilon, double delta);
 extern double renyi_noise_for(double lambda, double n, double epsilon, double delta);
 extern void noisy_gd_rows_init(NoisyGdRows *rows, const double *x, const double *y, int64 n, int p);
+extern void noisy_gd_rows_free(NoisyGdRows *rows);
 extern void noisy_gd_rows_gradient(void *arg, const double *theta, double *gradient_sum);
 extern void noisy_gd_steps(const NoisyGdParameters *gd, double n, int p, GradientOracle gradient,
 						   void *gradient_arg, double *theta, int64 steps, NoiseSource draw,

@@ -41,6 +41,9 @@
 
 #include <cblas.h>
 
+/* the most the formula's K(S) may be off by its rounding, either way */
+#define RENYI_ROUNDING_STEPS 64
+
 /*
  * The orders: 1.25 to 10 by 0.25, 11 to 64 by 1, 72 to 256 by 8.  Fills
  * orders (at least RENYI_ORDERS long) and returns how many.
@@ -137,40 +140,49 @@ renyi_steps_needed(const NoisyGdParameters *gd, double n, double rows_changed, d
 			renyi_row_divergence(alpha, gd->lambda, gd->noise, n);
 		double		k;
 
-		if (!(r_alpha > 0.0))
+		if (!(r_alpha > 0.0) || !isfinite(r_alpha) || !isfinite(start))
 			continue;
 		k = start <= r_alpha ? 0.0 :
 			alpha / (gd->lambda * gd->step_size) * log(start / r_alpha);
-		if (best < 0.0 || k < best)
+		if (isfinite(k) && (best < 0.0 || k < best))
 			best = k;
 	}
-	if (best < 0.0 || best > (double) RENYI_MAX_STEPS)
+	if (!(best >= 0.0 && best <= (double) RENYI_MAX_STEPS))
 		return -1;
 	steps = (int64) ceil(best);
-	/* the formula's rounding, either way: the accountant decides */
-	while (steps <= RENYI_MAX_STEPS &&
-		   renyi_epsilon(gd, n, rows_changed, (double) steps, delta, NULL) > epsilon)
+	/* the formula's rounding, either way, a few steps at most: the accountant decides */
+	for (i = 0; i < RENYI_ROUNDING_STEPS && steps <= RENYI_MAX_STEPS &&
+		 renyi_epsilon(gd, n, rows_changed, (double) steps, delta, NULL) > epsilon; i++)
 		steps++;
-	while (steps > 0 &&
-		   renyi_epsilon(gd, n, rows_changed, (double) (steps - 1), delta, NULL) <= epsilon)
+	if (i == RENYI_ROUNDING_STEPS || steps > RENYI_MAX_STEPS)
+		return -1;
+	for (i = 0; i < RENYI_ROUNDING_STEPS && steps > 0 &&
+		 renyi_epsilon(gd, n, rows_changed, (double) (steps - 1), delta, NULL) <= epsilon; i++)
 		steps--;
-	return steps > RENYI_MAX_STEPS ? -1 : steps;
+	return steps;
 }
 
 /*
  * The least noise sigma whose training DP (one row, n rows) is within eps
- * at delta: eps0 falls as 1 / sigma^2, so bisect on log sigma.
+ * at delta: eps0 falls as 1 / sigma^2, so bisect on log sigma between
+ * RENYI_LEAST_NOISE and RENYI_MOST_NOISE.  NAN when even the most is not
+ * enough (the conversion alone passes eps), or the arguments are not
+ * finite and positive.
  */
 double
 renyi_noise_for(double lambda, double n, double epsilon, double delta)
 {
 	NoisyGdParameters gd = {0};
-	double		lo = 1e-12,
-				hi = 1e6;
+	double		lo = RENYI_LEAST_NOISE,
+				hi = RENYI_MOST_NOISE;
 	int			i;
 
 	gd.lambda = lambda;
 	gd.step_size = 1.0;
+	gd.noise = hi;
+	if (!(isfinite(lambda) && lambda > 0 && isfinite(n) && n > 0 && isfinite(epsilon)) ||
+		!(renyi_epsilon(&gd, n, 1.0, 0.0, delta, NULL) <= epsilon))
+		return NAN;
 	for (i = 0; i < 200; i++)
 	{
 		double		mid = sqrt(lo * hi);
@@ -201,6 +213,13 @@ noisy_gd_rows_init(NoisyGdRows *rows, const double *x, const double *y, int64 n,
 	rows->margin = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * Max(n, 1));
 	for (i = 0; i < n; i++)
 		rows->row_norm[i] = vec_norm(x + i * p, p);
+}
+
+void
+noisy_gd_rows_free(NoisyGdRows *rows)
+{
+	pfree(rows->row_norm);
+	pfree(rows->margin);
 }
 
 /*

@@ -58,9 +58,11 @@ parameters_of(const UnlearnModel *m, NoisyGdParameters *gd)
 void
 noisy_gd_choose(UnlearnModel *m, int64 n)
 {
+	bool		by_write = OidIsValid(m->call.changed_by);
 	double		largest_step = 1.0 / (0.25 + m->def.lambda);
 	double		least_noise = renyi_noise_for(m->def.lambda, floor((1.0 - ROW_HEADROOM) * (double) n),
 											  m->def.epsilon, m->def.delta);
+	double		steps;
 
 	if (!(m->def.given_parameters & GIVEN_STEP_SIZE))
 		m->def.step_size = largest_step;
@@ -71,9 +73,21 @@ noisy_gd_choose(UnlearnModel *m, int64 n)
 						m->def.step_size, m->def.name, largest_step),
 				 errdetail("Noisy-GD's contraction, and so its deletion guarantee, needs a step of at most the inverse smoothness."),
 				 errhint("Pass a step_size of at most %g, or leave it out.", largest_step)));
+	if (isnan(least_noise) && !by_write)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %g is out of reach at delta %g for model \"%s\"",
+						m->def.epsilon, m->def.delta, m->def.name),
+				 errdetail("Converting Renyi DP to (epsilon, delta) costs more than epsilon at every order, whatever the noise up to %g.",
+						   RENYI_MOST_NOISE),
+				 errhint("Use a larger epsilon or delta.")));
 	if (!(m->def.given_parameters & GIVEN_NOISE))
-		m->def.sigma = least_noise;
-	else if (noisy_gd_training_epsilon(m, n) > m->def.epsilon && !OidIsValid(m->call.changed_by))
+	{
+		/* a training caused by a write keeps its noise if none reaches epsilon */
+		if (!isnan(least_noise))
+			m->def.sigma = least_noise;
+	}
+	else if (noisy_gd_training_epsilon(m, n) > m->def.epsilon && !by_write)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("noise %g of model \"%s\" gives its %lld rows a DP epsilon of %g, above epsilon %g",
@@ -82,8 +96,23 @@ noisy_gd_choose(UnlearnModel *m, int64 n)
 				 errhint("Pass a noise of at least %g, a larger epsilon, or leave noise out.",
 						 renyi_noise_for(m->def.lambda, (double) n, m->def.epsilon, m->def.delta))));
 	if (!(m->def.given_parameters & GIVEN_TRAINING_STEPS))
-		m->def.training_steps = (int64) ceil(log(1.0 / TRAINING_CONTRACTION) /
-											 -log(1.0 - Min(m->def.step_size * m->def.lambda, 0.5)));
+	{
+		steps = ceil(log(1.0 / TRAINING_CONTRACTION) /
+					 -log1p(-Min(m->def.step_size * m->def.lambda, 0.5)));
+		if (!(steps <= (double) NOISY_GD_MAX_TRAINING_STEPS))
+		{
+			if (!by_write)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("model \"%s\" would need %.0f steps to train, more than %lld",
+								m->def.name, steps, (long long) NOISY_GD_MAX_TRAINING_STEPS),
+						 errdetail("A training's descent contracts by 1 - step_size * lambda = %.12g per step.",
+								   1.0 - m->def.step_size * m->def.lambda),
+						 errhint("Use a larger lambda (or step_size), or pass training_steps.")));
+			steps = (double) NOISY_GD_MAX_TRAINING_STEPS;
+		}
+		m->def.training_steps = (int64) steps;
+	}
 	m->def.budget = m->def.epsilon;
 }
 

@@ -700,7 +700,9 @@ model_from_result(UnlearnModel *m)
 		 !(isfinite(m->def.step_size) && m->def.step_size > 0 &&
 		   m->def.step_size <= 1.0 / (0.25 + m->def.lambda)) ||
 		 !(m->def.sigma > 0) || m->def.training_steps < 0 || m->released.gd_steps < 0 ||
-		 m->released.fewest_rows < 0 || m->def.given_parameters < 0 || m->def.given_parameters > 7 ||
+		 m->released.fewest_rows < 0 || m->released.fewest_rows > m->released.trained_rows ||
+		 m->def.training_steps > NOISY_GD_MAX_TRAINING_STEPS ||
+		 m->def.given_parameters < 0 || m->def.given_parameters > 7 ||
 		 (m->released.status == MODEL_READY && m->released.fewest_rows < 1)))
 		corrupt_model(m, "the Noisy-GD parameters are out of range");
 }

@@ -113,6 +113,21 @@ SELECT m.rows = (SELECT count(*) FROM gd_q) AS rows_match, s.pending, p.deletion
 FROM unlearn.models m, unlearn.status s, unlearn_privacy('gd_q') p
 WHERE m.model = 'gd_q' AND s.model = 'gd_q';
 
+-- a DELETE of every row of a class trains again on the other (classes are
+-- declared); a suspended model stays suspended through INSERTs
+DELETE FROM gd_copy WHERE NOT is_eight;
+SELECT m.state, m.rows = (SELECT count(*) FROM gd_copy) AS rows_match, l.retrained
+FROM unlearn.models m, LATERAL (SELECT * FROM unlearn.ledger WHERE model = 'gd_copy' ORDER BY id DESC LIMIT 1) l
+WHERE m.model = 'gd_copy';
+CREATE TABLE gd_ln (id serial PRIMARY KEY, y boolean, a float8);
+INSERT INTO gd_ln (y, a) SELECT i % 2 = 0, 1 + i % 7 FROM generate_series(1, 40) i;
+SELECT count(*) FROM unlearn_train('gd_ln', 'gd_ln', 'y', '{ln(a)}', mechanism => 'noisy_gd');
+SET client_min_messages = error;
+INSERT INTO gd_ln (y, a) VALUES (true, 0);
+SET client_min_messages = warning;
+INSERT INTO gd_ln (y, a) VALUES (false, 3);
+SELECT state, retrains FROM unlearn.models WHERE model = 'gd_ln';
+
 -- rows beyond unlearn.noisy_gd_memory: one pass over the table per step
 SET unlearn.noisy_gd_memory = 0;
 SELECT count(*) FROM unlearn_train('gd_pass', 'gd_q', 'is_eight', '{pixels}', lambda => 0.01,
@@ -172,9 +187,18 @@ SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechani
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechanism => 'noisy_gd',
 								   options => '{"noise": "loud"}');
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', options => '{"noise": 1}');
+SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', epsilon => 0.01, delta => 1e-9,
+								   mechanism => 'noisy_gd');
+SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', lambda => 1e-9, mechanism => 'noisy_gd');
+SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechanism => 'noisy_gd',
+								   options => '{"training_steps": 1000000}');
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechanism => 'langevin');
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', mechanism => NULL);
 SELECT * FROM unlearn._renyi_epsilon(0.01, 3.8, 0, 100, 1, 0, 1e-5);
+-- magnitudes whose products overflow give no number of steps, at once
+SELECT unlearn._renyi_steps(1e300, 1, 1e300, 1, 1e200, 1, 0.5) AS overflow,
+	   unlearn._renyi_steps(1e-300, 1, 1, 1, 1e-200, 1, 0.5) AS underflow,
+	   unlearn._renyi_noise(0.01, 100, 0.01, 1e-9) AS out_of_reach;
 SELECT unlearn_privacy('nope');
 
 SELECT unlearn_drop('gd');
@@ -183,7 +207,8 @@ SELECT unlearn_drop('gd_newton');
 SELECT unlearn_drop('gd_q');
 SELECT unlearn_drop('gd_pass');
 SELECT unlearn_drop('gd_given');
+SELECT unlearn_drop('gd_ln');
 DROP VIEW gd_check;
-DROP TABLE gd, gd_copy, gd_text, gd_q;
+DROP TABLE gd, gd_copy, gd_text, gd_q, gd_ln;
 DROP ROLE gd_reader;
 DROP ROLE gd_stranger;
