@@ -155,4 +155,28 @@ FROM unlearn_audit('shirts', canaries => 1000);
 \timing off
 
 \echo
+\echo '==================================================================='
+\echo '12. Noisy-GD (mechanism => noisy_gd): the model keeps only its weights,'
+\echo '    and a deletion is forgotten over every later release.  On the'
+\echo '    T-shirt/Shirt rows pooled to 14 x 14, epsilon = 1, delta = 1/n'
+\echo '==================================================================='
+\echo 'SELECT model, rows, mechanism FROM unlearn_train(''shirts_gd'', ''tshirt_shirt_pooled'','
+\echo '    ''is_shirt'', ''{pixels}'', lambda => 0.01, delta => 1.0 / 12000, mechanism => ''noisy_gd'');'
+\timing on
+SELECT model, rows, mechanism FROM unlearn_train('shirts_gd', 'tshirt_shirt_pooled',
+    'is_shirt', '{pixels}', lambda => 0.01, delta => 1.0 / 12000, mechanism => 'noisy_gd');
+\timing off
+SELECT round(accuracy::numeric, 4) AS accuracy FROM unlearn_evaluate('shirts_gd');
+\echo 'One row, then 10 rows in one statement: K(S) noisy steps, or a training'
+\echo 'when that is fewer; the ledger keeps the deletion epsilon each reached'
+DELETE FROM tshirt_shirt_pooled WHERE id = (SELECT min(id) FROM tshirt_shirt_pooled);
+DELETE FROM tshirt_shirt_pooled WHERE id IN (SELECT id FROM tshirt_shirt_pooled ORDER BY id LIMIT 10);
+SELECT operation, rows_removed, round(bound::numeric, 4) AS deletion_epsilon, retrained
+FROM unlearn_ledger('shirts_gd') ORDER BY id;
+SELECT round(dp_epsilon::numeric, 4) AS dp_epsilon, round(deletion_epsilon::numeric, 4) AS deletion_epsilon,
+       round(noise::numeric, 5) AS noise, training_steps, steps, fewest_rows
+FROM unlearn_privacy('shirts_gd');
+SELECT count(*) AS secret_state_rows FROM unlearn.model_state WHERE model = 'shirts_gd';
+
+\echo
 \echo 'Done.'

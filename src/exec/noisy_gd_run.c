@@ -147,7 +147,9 @@ run_steps(UnlearnModel *m, int64 rows, int64 steps, bool from_start, const char 
  * Train a Noisy-GD model (classes chosen, p set and its rows counted, as
  * retrain_model leaves them): choose its parameters for the rows
  * (noisy_gd_choose), then run the training steps from the stationary
- * start.  Nothing is kept but w and the public figures.
+ * start.  Nothing is kept but w and the public figures.  spent, the
+ * largest deletion epsilon of any change, carries over a retraining: the
+ * releases before it stay as they were.
  */
 void
 noisy_gd_train(UnlearnModel *m, bool verbose)
@@ -158,7 +160,6 @@ noisy_gd_train(UnlearnModel *m, bool verbose)
 	m->released.trained_rows = m->released.fewest_rows = n;
 	noisy_gd_choose(m, n);
 	m->released.gd_steps = 0;
-	m->released.spent = 0.0;
 	m->released.coef = palloc0(sizeof(double) * m->def.p);
 	n = run_steps(m, n, m->def.training_steps, true, "training");
 	/* the rows read are what it reflects (the census counted the same rows) */
