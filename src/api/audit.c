@@ -857,7 +857,8 @@ abs_cosine(const double *u, const double *z, int p)
  * u = H (w_before - w_after), H their Hessian at w_before, and finds it
  * along the deleted row (a Newton step is H^-1 times its gradient).  The
  * mean |cos| of u with the deleted row goes to *deleted, and with a
- * canary that stayed to *kept (NaN without a watched deletion).  u needs
+ * canary that stayed to *kept, over the deletions that moved w (NaN
+ * without one).  u needs
  * no H: it is sum_r l''(w.z_r) (z_r . dw) z_r + Lambda dw, one O(n p)
  * pass per deletion.
  */
@@ -874,6 +875,7 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 	int			npresent = 0,
 				pair,
 				i;
+	int			counted[2] = {0, 0};
 
 	*deleted = *kept = 0.0;
 	for (i = 0; i < c->count; i++)
@@ -921,11 +923,15 @@ release_cosines(const Canaries *c, const AuditWrites *writes, const double *raw_
 			map_row(&map, z);
 			cosine = abs_cosine(u, z, p);
 			if (cosine >= 0.0)
+			{
 				*(side == 0 ? deleted : kept) += cosine;
+				counted[side]++;
+			}
 		}
 	}
-	*deleted = writes->pairs > 0 ? *deleted / writes->pairs : NAN;
-	*kept = writes->pairs > 0 && npresent > 0 ? *kept / writes->pairs : NAN;
+	/* a deletion that left w as it was (Noisy-GD within its room) shows nothing */
+	*deleted = counted[0] > 0 ? *deleted / counted[0] : NAN;
+	*kept = counted[1] > 0 ? *kept / counted[1] : NAN;
 }
 
 /* a row of forget => to find in the table's rows: its features and label */
