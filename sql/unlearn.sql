@@ -221,7 +221,7 @@ SELECT m.model, m.source, m.loss,
 	   m.budget, m.spent,
 	   greatest(m.budget - m.spent, 0) AS remaining,
 	   CASE WHEN m.budget > 0 THEN round((100 * m.spent / m.budget)::numeric, 2) END AS pct_spent,
-	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism = 'newton' THEN
+	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism = 'newton' AND m.loss <> 'squared' THEN
 		   floor(least(greatest(m.budget - m.spent, 0) / nullif(u.bound / u.changed, 0), 1e15))::bigint
 	   END AS deletions_left,
 	   m.bound, m.on_exhausted, m.steps, m.state,

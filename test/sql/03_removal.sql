@@ -140,6 +140,8 @@ SELECT spent AS lsq_spent FROM unlearn.models WHERE model = 'diab2' \gset
 DELETE FROM diab2 WHERE id % 7 = 0;
 SELECT spent >= :lsq_spent AS accounts_rounding, spent < :lsq_spent + 1e-6 AS spends_only_rounding,
 	   retrains, removed FROM unlearn.models WHERE model = 'diab2';
+-- nothing to count down: unlearn.status shows no deletions left
+SELECT deletions_left FROM unlearn.status WHERE model = 'diab2';
 
 -- DROP TABLE drops its models; a dropped model leaves the table free
 DROP TABLE diab2;
