@@ -17,13 +17,15 @@
  *	the training steps, enough for (1 - eta lambda)^K <= 1e-6: noise
  *	aside, descent from the start is then within 1e-6 of the optimum's
  *	distance (utility only: the DP holds for any number of steps).
- * The budget is epsilon: every change must reach the deletion guarantee
- * epsilon at delta for the rows it changed, over the fewest rows since
- * training (eps0 grows as rows leave).  spent is the largest deletion
- * epsilon of any change since training.
+ * Each of them may be given instead (given_parameters), and is then
+ * kept by every training.  The budget is epsilon: every change must reach
+ * the deletion guarantee epsilon at delta for the rows it changed, over
+ * the fewest rows since training (eps0 grows as rows leave).  spent is the
+ * largest deletion epsilon of any change since the model was created.
  *
- * Cost: K(S) passes of O(n p) over the rows after a change; K(1) = 0 while
- * the table keeps its size.
+ * Cost: K(S) passes of O(n p) over the rows after a change, at most a
+ * training's steps (NOISY_GD_MAX_TRAINING_STEPS); K(1) = 0 until 1% of
+ * the rows trained on have left.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,10 +52,12 @@ parameters_of(const UnlearnModel *m, NoisyGdParameters *gd)
  * Choose eta, sigma and the training steps for n rows, each unless
  * unlearn_train was given it (given_parameters); budget = epsilon.  A
  * step size beyond 1 / (1/4 + lambda) is refused (the accountant's bound
- * would not hold), and so is a given noise whose training DP for one row
- * passes epsilon, except in a retraining caused by a write, which never
- * fails for a model: the model then keeps its noise and unlearn_privacy
- * reports the DP epsilon it has.
+ * would not hold), and so are an epsilon no noise reaches, a given noise
+ * whose training DP for one row passes epsilon and more than
+ * NOISY_GD_MAX_TRAINING_STEPS steps, except in a retraining caused by a
+ * write, which never fails for a model: the model then keeps its noise
+ * (unlearn_privacy reports the DP epsilon it has) and runs at most that
+ * many steps.
  */
 void
 noisy_gd_choose(UnlearnModel *m, int64 n)
