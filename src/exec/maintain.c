@@ -10,6 +10,9 @@
  * A DELETE's rows come from the statement trigger (trigger.c) as raw
  * batches; maintain_model maps them, asks the mechanism for the step and
  * its bound, and writes the model and its ledger entry (store/catalog.c).
+ * A Noisy-GD model goes through the same states (too few rows, a
+ * retraining) and then runs its noisy steps on the rows after the change
+ * (noisy_gd_run.c) instead of a Newton step on the statement's rows.
  *
  * Cost: the mechanism's O(k p^2) per statement of k rows, plus one O(n
  * p^2) pass for a re-anchoring (once per exhausted budget), a rebuild
@@ -33,10 +36,6 @@
 #include "utils/resowner.h"
 
 bool		unlearn_reanchor = true;
-
-static double apply_noisy_gd_change(UnlearnModel *m, int nrem, int nadd);
-static void retrain_now(UnlearnModel *m, const char *why);
-static void rest_model(UnlearnModel *m, int64 rows, bool one_class);
 
 void
 removal_init(void)
@@ -278,35 +277,36 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
 	m->call.changed_by = caller;
-	if (m->def.mechanism == MECHANISM_NOISY_GD)
-	{
-		m->released.skipped += rows->skipped_delta;
-		bound = apply_noisy_gd_change(m, nrem, nadd);
-		catalog_update_model(m);
-		catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
-		return;
-	}
-	if (m->released.status == MODEL_READY)
-		catalog_checkout_matrices(m);
 	spent_before = m->released.spent;
 	m->released.skipped += rows->skipped_delta;
-	if (!class_rows_update(m, rows->removed, rows->added))
-		retrain_reason = m->state.class_rows == NULL ?
-			"The model was trained before its catalog kept its rows per class." :
-			"A class of the model lost its last row, or a row brings a new class.";
-	/* the sums go forward in any case: a retrain replaces them */
-	if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
-		retrain_reason == NULL)
-		retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
-	map_batch(m, rows->removed);
-	map_batch(m, rows->added);
+	/*
+	 * Noisy-GD reads the rows after the change, not the statement's, and
+	 * keeps no matrices, rows per class (its classes are declared) or
+	 * column sums (its map is not fitted to the rows)
+	 */
+	if (m->def.mechanism == MECHANISM_NEWTON)
+	{
+		if (m->released.status == MODEL_READY)
+			catalog_checkout_matrices(m);
+		if (!class_rows_update(m, rows->removed, rows->added))
+			retrain_reason = m->state.class_rows == NULL ?
+				"The model was trained before its catalog kept its rows per class." :
+				"A class of the model lost its last row, or a row brings a new class.";
+		/* the sums go forward in any case: a retrain replaces them */
+		if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
+			retrain_reason == NULL)
+			retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
+		map_batch(m, rows->removed);
+		map_batch(m, rows->added);
+	}
 	bound = apply_row_changes(m, rows->removed, rows->added, retrain_reason);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
 	if (m->call.rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
 	catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
-	worker_note_change(m, spent_before);
+	if (m->def.mechanism == MECHANISM_NEWTON)
+		worker_note_change(m, spent_before);
 	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",
 			 m->def.name, t_load, t_apply - t_load, elapsed_ms(start) - t_apply);
@@ -420,44 +420,6 @@ retrain_now(UnlearnModel *m, const char *why)
 	retrain_or_rest(m, false, why);
 	m->released.retrains++;
 	m->call.retrained_now = true;
-}
-
-/*
- * A change of a Noisy-GD model (mechanism/noisy_gd.c): nrem rows left and
- * nadd entered, S = max(nrem, nadd) rows replaced.  K(S) noisy steps on
- * the rows after it, from the released w; a training instead when K(S) is
- * out of reach or not below a training's steps, and a training or rest
- * when the model released nothing or its rows no longer allow a release.
- * Returns the deletion epsilon the change reached (0 after a training,
- * whose release depends on the rows that remain only).
- */
-static double
-apply_noisy_gd_change(UnlearnModel *m, int nrem, int nadd)
-{
-	double		eps;
-
-	m->released.removed += nrem;
-	m->released.inserted += nadd;
-	m->released.rows += nadd - nrem;
-	if (m->released.status != MODEL_READY)
-	{
-		/* a suspended model stays so until unlearn_retrain, as a Newton one */
-		if (m->released.status == MODEL_TOO_FEW_ROWS && m->released.rows >= m->def.p && nadd > 0)
-			retrain_now(m, "Its table has enough rows again.");
-		return 0.0;
-	}
-	if (m->released.rows < m->def.p)
-	{
-		rest_model(m, m->released.rows, false);
-		return 0.0;
-	}
-	eps = noisy_gd_apply_change(m, Max(nrem, nadd));
-	if (eps < 0.0)
-	{
-		retrain_now(m, "Forgetting these rows by noisy steps would take as long as a training.");
-		return 0.0;
-	}
-	return eps;
 }
 
 /*
@@ -669,6 +631,19 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	if (retrain_reason != NULL)
 	{
 		retrain_now(m, retrain_reason);
+		return 0.0;
+	}
+	if (m->def.mechanism == MECHANISM_NOISY_GD)
+	{
+		double		eps;
+
+		/* K(S) noisy steps on the rows after the change, S rows replaced */
+		m->released.rows += nadd - nrem;
+		eps = noisy_gd_apply_change(m, Max(nrem, nadd));
+		if (eps >= 0.0)
+			return eps;
+		/* a training releases nothing of the rows that left */
+		retrain_now(m, "Forgetting these rows by noisy steps would take as long as a training.");
 		return 0.0;
 	}
 	step_rows_prepare(m, removed, &rems);

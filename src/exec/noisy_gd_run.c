@@ -173,12 +173,12 @@ noisy_gd_train(UnlearnModel *m, bool verbose)
 }
 
 /*
- * A change of the model's rows: rows_changed rows replaced (a deletion or
- * an insertion counts as one).  Runs K(S) steps on the rows after it and
- * returns the deletion epsilon the change reached, or -1 when it needs a
- * training instead: K(S) is unreachable or not below the training's steps,
- * or the rows no longer hold both classes or enough rows (then the
- * caller's retrain_or_rest decides).
+ * A change of the model's rows (m->released.rows already counts the rows
+ * after it): rows_changed rows replaced (a deletion or an insertion counts
+ * as one).  Runs K(S) steps on the rows after it and returns the deletion
+ * epsilon the change reached, or -1 when it needs a training instead: K(S)
+ * is unreachable or not below the training's steps, or the rows read are
+ * not the rows counted.
  */
 double
 noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed)
