@@ -3,7 +3,7 @@
  * noisy_gd_run.c
  *	  Running the Noisy-GD mechanism (mechanism/noisy_gd.c) on a table:
  *	  its training, and the K(S) steps after a change, with fresh noise
- *	  from pg_strong_random in every step.  When the model's rows take at
+ *	  from pg_strong_random in every step (draw_gaussian_noise).  When the model's rows take at
  *	  most unlearn.noisy_gd_memory (8 n p bytes) they are read into memory
  *	  once per run and each step costs O(n p) in memory; otherwise each step
  *	  is one aggregate pass over the table (train_pass.c), parallel where
@@ -19,8 +19,6 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#define NOISE_WORDS 512
-
 int			unlearn_noisy_gd_memory = 262144;	/* kB */
 
 void
@@ -34,48 +32,23 @@ noisy_gd_init(void)
 							GUC_UNIT_KB, NULL, NULL, NULL);
 }
 
-/* standard normal numbers from pg_strong_random, by Box-Muller */
-typedef struct StrongNoise
+/* the progress of a run's steps: each draws its noise once */
+typedef struct StepNoise
 {
-	uint64		words[NOISE_WORDS];
-	int			next;
 	int64		steps;			/* draws so far: one per step (and the start) */
 	int64		total;
-} StrongNoise;
+} StepNoise;
 
-static uint64
-strong_word(StrongNoise *s)
-{
-	if (s->next >= NOISE_WORDS)
-	{
-		if (!pg_strong_random(s->words, sizeof(s->words)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not generate random noise")));
-		s->next = 0;
-	}
-	return s->words[s->next++];
-}
-
+/* NoiseSource: N(0, I) from pg_strong_random (draw_gaussian_noise) */
 static void
 strong_normal(void *arg, double *z, int n)
 {
-	StrongNoise *s = (StrongNoise *) arg;
-	int			i;
+	StepNoise  *s = (StepNoise *) arg;
 
 	CHECK_FOR_INTERRUPTS();
 	if (++s->steps % 64 == 0)
 		progress_phase("noisy steps", (int) Min(s->steps, INT_MAX), 1, s->total);
-	for (i = 0; i < n; i += 2)
-	{
-		double		u1 = ((double) (strong_word(s) >> 11) + 1.0) / 9007199254740992.0;
-		double		u2 = (double) (strong_word(s) >> 11) / 9007199254740992.0;
-		double		radius = sqrt(-2.0 * log(u1));
-
-		z[i] = radius * cos(2.0 * M_PI * u2);
-		if (i + 1 < n)
-			z[i + 1] = radius * sin(2.0 * M_PI * u2);
-	}
+	draw_gaussian_noise(z, n, 1.0);
 }
 
 /* do n rows of m fit unlearn.noisy_gd_memory? */
@@ -107,10 +80,9 @@ load_rows(UnlearnModel *m, DesignMatrix *dm, bool fit)
 static int64
 run_steps(UnlearnModel *m, int64 rows, int64 steps, bool from_start, const char *command)
 {
-	StrongNoise noise;
+	StepNoise	noise;
 	int64		n;
 
-	noise.next = NOISE_WORDS;
 	noise.steps = 0;
 	noise.total = steps;
 	if (rows_fit(m, rows))

@@ -69,26 +69,31 @@ gaussian_budget(double sigma, double epsilon, double delta)
 
 /*
  * b ~ N(0, sigma^2 I_n) from pg_strong_random (Box-Muller on 53-bit
- * uniforms in (0, 1]).
+ * uniforms in (0, 1]), reading its random bits NOISE_PAIRS pairs at a time
+ * (a Noisy-GD step draws p numbers, a training thousands of times).
  */
+#define NOISE_PAIRS 64
+
 void
 draw_gaussian_noise(double *b, int n, double sigma)
 {
+	uint64		bits[2 * NOISE_PAIRS];
 	int			i;
 
 	for (i = 0; i < n; i += 2)
 	{
-		uint64		bits[2];
+		int			pair = (i / 2) % NOISE_PAIRS;
 		double		u1,
 					u2,
 					radius;
 
-		if (!pg_strong_random(bits, sizeof(bits)))
+		if (pair == 0 &&
+			!pg_strong_random(bits, sizeof(uint64) * 2 * Min(NOISE_PAIRS, (n - i + 1) / 2)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("could not generate random noise")));
-		u1 = ((double) (bits[0] >> 11) + 1.0) / 9007199254740992.0;
-		u2 = (double) (bits[1] >> 11) / 9007199254740992.0;
+		u1 = ((double) (bits[2 * pair] >> 11) + 1.0) / 9007199254740992.0;
+		u2 = (double) (bits[2 * pair + 1] >> 11) / 9007199254740992.0;
 		radius = sqrt(-2.0 * log(u1));
 		b[i] = sigma * radius * cos(2.0 * M_PI * u2);
 		if (i + 1 < n)
