@@ -161,17 +161,15 @@ unlearn_renyi_noise(PG_FUNCTION_ARGS)
 	double		n = PG_GETARG_FLOAT8(1);
 	double		epsilon = PG_GETARG_FLOAT8(2);
 	double		delta = PG_GETARG_FLOAT8(3);
+	double		noise;
 
 	if (!(isfinite(lambda) && lambda > 0 && isfinite(n) && n > 0 && isfinite(epsilon) &&
 		  epsilon > 0 && delta > 0 && delta < 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lambda, n and epsilon must be positive and finite, and delta between 0 and 1")));
-	{
-		double		noise = renyi_noise_for(lambda, n, epsilon, delta);
-
-		if (isnan(noise))
-			PG_RETURN_NULL();
-		PG_RETURN_FLOAT8(noise);
-	}
+	noise = renyi_noise_for(lambda, n, epsilon, delta);
+	if (isnan(noise))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(noise);
 }

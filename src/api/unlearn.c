@@ -88,11 +88,18 @@ check_noisy_gd_choices(UnlearnModel *m)
 static void
 given_noisy_gd_parameters(FunctionCallInfo fcinfo, UnlearnModel *m)
 {
-	static const char *const names[3] = {"noise", "step_size", "training_steps"};
+	static const struct
+	{
+		const char *name;
+		int			flag;
+	}			given[3] = {
+		{"noise", GIVEN_NOISE}, {"step_size", GIVEN_STEP_SIZE}, {"training_steps", GIVEN_TRAINING_STEPS}
+	};
 	int			i;
 
 	for (i = 0; i < 3; i++)
 	{
+		bool		steps = given[i].flag == GIVEN_TRAINING_STEPS;
 		double		v;
 
 		if (PG_NARGS() <= 22 + i || PG_ARGISNULL(22 + i))
@@ -100,23 +107,23 @@ given_noisy_gd_parameters(FunctionCallInfo fcinfo, UnlearnModel *m)
 		if (m->def.mechanism != MECHANISM_NOISY_GD)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("option \"%s\" applies to mechanism \"noisy_gd\" only", names[i]),
+					 errmsg("option \"%s\" applies to mechanism \"noisy_gd\" only", given[i].name),
 					 errhint("Pass mechanism => 'noisy_gd', or leave the option out.")));
 		v = PG_GETARG_FLOAT8(22 + i);
 		if (!(isfinite(v) && v > 0) ||
-			(i == 2 && (v != floor(v) || v > (double) NOISY_GD_MAX_TRAINING_STEPS)))
+			(steps && (v != floor(v) || v > (double) NOISY_GD_MAX_TRAINING_STEPS)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("option \"%s\" must be a positive %s", names[i],
-							i == 2 ? "whole number of steps, at most 100000" : "finite number"),
+					 errmsg("option \"%s\" must be a positive %s", given[i].name,
+							steps ? "whole number of steps, at most 100000" : "finite number"),
 					 errhint("Leave it out to have it chosen from epsilon, delta, lambda and the rows.")));
-		if (i == 0)
+		if (given[i].flag == GIVEN_NOISE)
 			m->def.sigma = v;
-		else if (i == 1)
+		else if (given[i].flag == GIVEN_STEP_SIZE)
 			m->def.step_size = v;
 		else
 			m->def.training_steps = (int64) v;
-		m->def.given_parameters |= 1 << i;
+		m->def.given_parameters |= given[i].flag;
 	}
 }
 

@@ -116,8 +116,8 @@ run_steps(UnlearnModel *m, int64 rows, int64 steps, bool from_start, const char 
 }
 
 /*
- * Train a Noisy-GD model (classes chosen, p set and its rows counted, as
- * retrain_model leaves them): choose its parameters for the rows
+ * Train a Noisy-GD model (classes chosen, p, Lambda and its rows counted,
+ * as retrain_model leaves them): choose its parameters for the rows
  * (noisy_gd_choose), then run the training steps from the stationary
  * start.  Nothing is kept but w and the public figures.  spent, the
  * largest deletion epsilon of any change, carries over a retraining: the
@@ -128,15 +128,14 @@ noisy_gd_train(UnlearnModel *m, bool verbose)
 {
 	int64		n = m->released.rows;
 
-	m->def.reg = m->def.lambda * n;
-	m->released.trained_rows = m->released.fewest_rows = n;
 	noisy_gd_choose(m, n);
 	m->released.gd_steps = 0;
 	m->released.coef = palloc0(sizeof(double) * m->def.p);
-	n = run_steps(m, n, m->def.training_steps, true, "training");
 	/* the rows read are what it reflects (the census counted the same rows) */
+	n = run_steps(m, n, m->def.training_steps, true, "training");
 	if (n >= 0)
-		m->released.rows = m->released.trained_rows = m->released.fewest_rows = n;
+		m->released.rows = m->released.trained_rows = n;
+	m->released.fewest_rows = m->released.rows;
 	if (verbose)
 		ereport(NOTICE,
 				(errmsg("Noisy-GD: %lld steps of size %.4g with noise %.4g on %lld rows",

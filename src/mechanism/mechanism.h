@@ -73,6 +73,7 @@ extern const Mechanism exact_mechanism;
 extern const Mechanism noisy_gd_mechanism;
 
 /* noisy_gd.c */
+extern double noisy_gd_largest_step(double lambda);
 extern void noisy_gd_choose(UnlearnModel *m, int64 n);
 extern int64 noisy_gd_change_steps(const UnlearnModel *m, int64 rows_changed);
 extern double noisy_gd_change_epsilon(const UnlearnModel *m, int64 rows_changed, int64 steps);

@@ -40,6 +40,13 @@
  */
 #define ROW_HEADROOM 0.01
 
+/* eta's bound: the inverse smoothness of f, 1 / (1/4 + lambda) */
+double
+noisy_gd_largest_step(double lambda)
+{
+	return 1.0 / (0.25 + lambda);
+}
+
 static void
 parameters_of(const UnlearnModel *m, NoisyGdParameters *gd)
 {
@@ -63,7 +70,7 @@ void
 noisy_gd_choose(UnlearnModel *m, int64 n)
 {
 	bool		by_write = OidIsValid(m->call.changed_by);
-	double		largest_step = 1.0 / (0.25 + m->def.lambda);
+	double		largest_step = noisy_gd_largest_step(m->def.lambda);
 	double		least_noise = renyi_noise_for(m->def.lambda, floor((1.0 - ROW_HEADROOM) * (double) n),
 											  m->def.epsilon, m->def.delta);
 	double		steps;

@@ -256,7 +256,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * 0.7.0 (no intercept scaling, an octave spread grid), 7 for 0.8.0 (no
  * declared classes), 8 for 0.9.0 (no training passes), 9 for 0.10.0 (no
  * deferred removal), 10 for 0.11.0 and 0.12.0 (no gradient-only pass), 11
- * from 0.13.0.
+ * from 0.13.0 to 0.17.0 (no mechanism), 12 from 0.18.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -698,7 +698,7 @@ model_from_result(UnlearnModel *m)
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
 		(m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1 ||
 		 !(isfinite(m->def.step_size) && m->def.step_size > 0 &&
-		   m->def.step_size <= 1.0 / (0.25 + m->def.lambda)) ||
+		   m->def.step_size <= noisy_gd_largest_step(m->def.lambda)) ||
 		 !(m->def.sigma > 0) || m->def.training_steps < 0 || m->released.gd_steps < 0 ||
 		 m->released.fewest_rows < 0 || m->released.fewest_rows > m->released.trained_rows ||
 		 m->def.training_steps > NOISY_GD_MAX_TRAINING_STEPS ||
