@@ -15,6 +15,9 @@
 --    change's epsilon within the target; a change too large for noisy
 --    steps trains again; ROLLBACK restores the catalog row bit for bit.
 -- 4. unlearn_privacy for the owner and a grantee, and for a Newton model;
+--    a writer who may not read the model runs its steps but can neither
+--    read nor set what it keeps; a foreign-key cascade and a row moved
+--    between partitions reach the model;
 --    unlearn_verify certifies from the accountant.
 -- 5. Given parameters (options noise, step_size, training_steps) are kept
 --    by every training; errors: impossible parameters, what Noisy-GD
@@ -160,6 +163,42 @@ SELECT mechanism, deletion_target FROM unlearn_privacy('gd');
 SET ROLE gd_stranger;
 SELECT mechanism FROM unlearn_privacy('gd');
 RESET ROLE;
+-- a writer who may not read the model: its writes reach the model, and
+-- it can neither read nor set what the model keeps
+GRANT SELECT, INSERT, DELETE ON gd TO gd_stranger;
+SELECT count(*) AS lines_before FROM unlearn.ledger WHERE model = 'gd' \gset
+SET ROLE gd_stranger;
+DELETE FROM gd WHERE id IN (SELECT id FROM gd ORDER BY id LIMIT 1);
+INSERT INTO gd (is_eight, pixels) SELECT is_eight, pixels FROM gd ORDER BY id DESC LIMIT 1;
+SELECT count(*) AS models_seen FROM unlearn.models WHERE model = 'gd';
+UPDATE unlearn.models SET spent = 0, fewest_rows = 1000000 WHERE model = 'gd';
+SELECT unlearn_privacy('gd');
+RESET ROLE;
+SELECT m.rows = (SELECT count(*) FROM gd) AS rows_match, p.fewest_rows <= m.rows AS fewest_kept,
+	   p.deletion_epsilon <= 1 AS within,
+	   (SELECT count(*) FROM unlearn.ledger WHERE model = 'gd') - :lines_before AS writer_lines
+FROM unlearn.models m, unlearn_privacy('gd') p WHERE m.model = 'gd';
+REVOKE ALL ON gd FROM gd_stranger;
+
+-- a partitioned table whose rows leave by a foreign-key cascade, and an
+-- UPDATE that moves a row between partitions and changes its label
+CREATE TABLE gd_owner (id int PRIMARY KEY);
+INSERT INTO gd_owner SELECT g FROM generate_series(1, 4) g;
+CREATE TABLE gd_part (id int PRIMARY KEY, owner_id int REFERENCES gd_owner ON DELETE CASCADE,
+					  is_eight boolean, pixels float8[]) PARTITION BY RANGE (id);
+CREATE TABLE gd_part_low PARTITION OF gd_part FOR VALUES FROM (MINVALUE) TO (900);
+CREATE TABLE gd_part_high PARTITION OF gd_part FOR VALUES FROM (900) TO (MAXVALUE);
+INSERT INTO gd_part SELECT id, 1 + id % 4, label = 8, pixels FROM digits WHERE label IN (3, 8);
+SELECT count(*) FROM unlearn_train('gd_part', 'gd_part', 'is_eight', '{pixels}', lambda => 0.01,
+								   epsilon => 1, delta => 1e-5, mechanism => 'noisy_gd');
+DELETE FROM gd_owner WHERE id = 2;
+UPDATE gd_part SET id = id + 2000, is_eight = NOT is_eight WHERE id = (SELECT min(id) FROM gd_part);
+SELECT m.rows = (SELECT count(*) FROM gd_part) AS rows_match, m.state, p.deletion_epsilon <= 1 AS within,
+	   (SELECT array_agg(operation || ':' || rows_removed || ':' || rows_added ORDER BY id)
+		FROM unlearn.ledger WHERE model = 'gd_part') AS ledger
+FROM unlearn.models m, unlearn_privacy('gd_part') p WHERE m.model = 'gd_part';
+SELECT unlearn_drop('gd_part');
+DROP TABLE gd_part, gd_owner;
 
 -- 5.
 SELECT count(*) FROM unlearn_train('gd_x', 'gd', 'is_eight', '{pixels}', loss => 'squared', mechanism => 'noisy_gd');
