@@ -68,7 +68,8 @@ CREATE TABLE unlearn.models (
 	training_steps bigint NOT NULL DEFAULT 0,
 	gd_steps	bigint NOT NULL DEFAULT 0,
 	fewest_rows bigint NOT NULL DEFAULT 0,
-	given_parameters integer NOT NULL DEFAULT 0 CHECK (given_parameters BETWEEN 0 AND 7)
+	given_parameters integer NOT NULL DEFAULT 0 CHECK (given_parameters BETWEEN 0 AND 7),
+	cohort		text
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -97,6 +98,7 @@ COMMENT ON COLUMN unlearn.models.training_steps IS 'noisy_gd: the steps of a tra
 COMMENT ON COLUMN unlearn.models.gd_steps IS 'noisy_gd: the steps run since the last training, its own included';
 COMMENT ON COLUMN unlearn.models.given_parameters IS 'noisy_gd: which parameters unlearn_train was given (1 noise, 2 step_size, 4 training_steps) and every training keeps; the others are chosen afresh from the rows at each training';
 COMMENT ON COLUMN unlearn.models.fewest_rows IS 'noisy_gd: the fewest rows the model reflected since its last training, the n of its accountant';
+COMMENT ON COLUMN unlearn.models.cohort IS 'the column whose values are cohorts (unlearn_train''s cohort): the model keeps each cohort''s statistics in unlearn.cohorts, and a statement that removes all of a cohort''s rows erases it from them; NULL: no cohorts';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
 -- Secret and data-derived state: noise b, anchor w0, the spent budget and
@@ -118,6 +120,23 @@ CREATE TABLE unlearn.model_state (
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
 COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, the column sums of the standardize map, and the rows per label of a classifier';
+
+-- The statistics of each cohort of a model trained with a cohort column:
+-- the rows of the cohort value the model reflects, and per class the data
+-- part of the Hessian, the gradient and the weight and gradient-magnitude
+-- sums over those rows at the model's anchor (src/mechanism/cohort.c).
+-- Secret like model_state: only the model's owner (and superusers) can
+-- see a row.  Erasing a cohort deletes its row.
+CREATE TABLE unlearn.cohorts (
+	model		text NOT NULL REFERENCES unlearn.models ON DELETE CASCADE ON UPDATE CASCADE,
+	owner		regrole NOT NULL,
+	cohort		text NOT NULL,
+	rows		bigint NOT NULL CHECK (rows > 0),
+	stats		bytea NOT NULL,
+	PRIMARY KEY (model, cohort)
+);
+ALTER TABLE unlearn.cohorts ALTER COLUMN stats SET STORAGE EXTERNAL;
+COMMENT ON TABLE unlearn.cohorts IS 'owner-only statistics of each cohort of a model trained with a cohort column: its rows, and per class the Hessian''s data part, the gradient, and the weight and magnitude sums of its rows at the anchor';
 
 CREATE TABLE unlearn.ledger (
 	id			bigserial PRIMARY KEY,
@@ -189,6 +208,9 @@ CREATE POLICY model_readers ON unlearn.models FOR SELECT
 ALTER TABLE unlearn.model_state ENABLE ROW LEVEL SECURITY;
 CREATE POLICY state_owner ON unlearn.model_state FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
+ALTER TABLE unlearn.cohorts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY cohorts_owner ON unlearn.cohorts FOR SELECT
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 ALTER TABLE unlearn.ledger ENABLE ROW LEVEL SECURITY;
 CREATE POLICY ledger_readers ON unlearn.ledger FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
@@ -204,10 +226,10 @@ CREATE POLICY pending_owner ON unlearn.pending FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE'));
 
 REVOKE ALL ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants,
-	unlearn.pending FROM PUBLIC;
+	unlearn.pending, unlearn.cohorts FROM PUBLIC;
 REVOKE ALL ON SEQUENCE unlearn.ledger_id_seq, unlearn.pending_id_seq FROM PUBLIC;
 GRANT SELECT ON unlearn.models, unlearn.model_state, unlearn.ledger, unlearn.model_grants,
-	unlearn.pending TO PUBLIC;
+	unlearn.pending, unlearn.cohorts TO PUBLIC;
 -- readable so that a non-superuser's pg_dump can save them
 GRANT SELECT ON SEQUENCE unlearn.ledger_id_seq, unlearn.pending_id_seq TO PUBLIC;
 
@@ -229,8 +251,14 @@ SELECT m.model, m.source, m.loss,
 	   m.state = 'ready' AND unlearn._resident(m.model) AS resident,
 	   m.removal,
 	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending,
-	   m.mechanism
+	   m.mechanism,
+	   c.cohorts, c.cohort_bytes
 FROM unlearn.models m
+LEFT JOIN LATERAL (
+	SELECT pg_catalog.count(*)::integer AS cohorts,
+		   coalesce(sum(pg_catalog.octet_length(q.stats)), 0)::bigint AS cohort_bytes
+	FROM unlearn.cohorts q WHERE q.model = m.model AND m.cohort IS NOT NULL
+) c ON true
 LEFT JOIN LATERAL (
 	SELECT sum(l.bound) AS bound, sum(l.rows_removed + l.rows_added) AS changed
 	FROM unlearn.ledger l
@@ -248,6 +276,8 @@ WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
 GRANT SELECT ON unlearn.status TO PUBLIC;
 COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a grant on: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
 COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred model and not yet applied (unlearn_apply_pending); while there are any, the model withholds its weights';
+COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row';
+COMMENT ON COLUMN unlearn.status.cohort_bytes IS 'bytes of the statistics the model keeps for its cohorts (bounded by unlearn.cohort_memory)';
 COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
 
 -- Progress of the training and re-anchoring running now, one row per
@@ -290,6 +320,8 @@ SELECT pg_catalog.pg_extension_config_dump('unlearn.ledger_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.pending',
 	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 SELECT pg_catalog.pg_extension_config_dump('unlearn.pending_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('unlearn.cohorts',
+	'WHERE pg_catalog.pg_has_role(owner, ''USAGE'')');
 
 ------------------------------------------------------------------------
 -- Private C functions
@@ -300,7 +332,7 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
 	nulls text, classes text[], removal text, mechanism text, noise float8, step_size float8,
-	training_steps float8)
+	training_steps float8, cohort text)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -370,7 +402,8 @@ CREATE FUNCTION unlearn_train(
 	options jsonb DEFAULT '{}',
 	replace boolean DEFAULT false,
 	verbose boolean DEFAULT false,
-	mechanism text DEFAULT 'newton')
+	mechanism text DEFAULT 'newton',
+	cohort text DEFAULT NULL)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -381,12 +414,12 @@ AS $$
 						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
 							   ELSE o.preprocess END,
 						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
-						  o.noise, o.step_size, o.training_steps)
+						  o.noise, o.step_size, o.training_steps, $14)
 	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored)';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text)
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
@@ -409,6 +442,23 @@ AS $$
 $$;
 COMMENT ON FUNCTION unlearn_apply_pending(text)
 IS 'apply the row changes queued for a deferred model in one certified step, as the statement triggers apply an immediate model''s, and delete them from the queue (the model''s owner or the table''s owner)';
+
+CREATE FUNCTION unlearn_forget_cohort(model text, cohort text) RETURNS bigint
+AS 'MODULE_PATHNAME', 'unlearn_forget_cohort' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION unlearn_forget_cohort(text, text)
+IS 'erase a cohort: delete, with the caller''s rights, the rows of the model''s table whose cohort column equals the value, and return how many were deleted; a model that keeps the cohort''s statistics forgets them in one step, the ledger''s operation cohort';
+
+CREATE FUNCTION unlearn_cohorts(model text)
+RETURNS TABLE (cohort text, rows bigint, bytes bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT c.cohort, c.rows, octet_length(c.stats)::bigint
+	FROM unlearn.cohorts c WHERE c.model = $1
+	ORDER BY c.rows DESC, c.cohort;
+$$;
+COMMENT ON FUNCTION unlearn_cohorts(text)
+IS 'the cohorts whose statistics a model keeps, with their rows and bytes, largest first (its owner''s roles only: others see no line)';
 
 CREATE FUNCTION unlearn_drop(model text) RETURNS void
 AS 'MODULE_PATHNAME', 'unlearn_drop' LANGUAGE C VOLATILE STRICT;
@@ -735,7 +785,7 @@ COMMENT ON AGGREGATE unlearn._pass_gram(float8[]) IS 'internal to training passe
 COMMENT ON FUNCTION unlearn._require_preload() IS 'internal: refuses CREATE EXTENSION unless unlearn is in shared_preload_libraries';
 COMMENT ON FUNCTION unlearn._resident(text) IS 'internal: whether the removal matrices of a model are in shared memory at its current version';
 COMMENT ON FUNCTION unlearn._progress() IS 'internal: the progress slots in shared memory (unlearn.progress): row-derived figures for the model owner''s roles only, the model, table, command, phase and times also for pg_read_all_stats, the pid and database for every role';
-COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8) IS 'internal: unlearn_train''s implementation';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text) IS 'internal: unlearn_train''s implementation';
 COMMENT ON FUNCTION unlearn._retrain(text, boolean) IS 'internal: unlearn_retrain''s implementation';
 COMMENT ON FUNCTION unlearn._apply_pending(text) IS 'internal: unlearn_apply_pending''s implementation';
 COMMENT ON FUNCTION unlearn._maintain() IS 'internal: statement trigger that applies certified Newton removal and addition to every model of the table';

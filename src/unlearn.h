@@ -157,7 +157,19 @@ typedef struct ModelCall
 								 * InvalidOid (training, the worker) */
 	int			figures_readable;	/* by changed_by: 0 not yet asked, 1
 									 * yes, -1 no (caller_reads_figures) */
+	struct CohortChange *cohorts;	/* the cohorts this change touches
+									 * (exec/cohorts.c), or NULL */
+	List	   *erased_cohorts; /* of ErasedCohort: for the ledger */
 } ModelCall;
+
+/* the cohorts a change erased whole: their ledger line */
+typedef struct ErasedCohort
+{
+	int64		rows;
+	int			cohorts;
+	double		bound;			/* what they spent */
+	bool		measured;		/* certified by measuring the residual */
+} ErasedCohort;
 
 /*
  * What the user declared and what a (re)training fixes, stored in
@@ -200,6 +212,7 @@ typedef struct ModelDefinition
 	double		step_size;		/* Noisy-GD: eta */
 	int64		training_steps; /* Noisy-GD: steps of a training */
 	int			given_parameters;	/* Noisy-GD: GIVEN_* set by unlearn_train */
+	char	   *cohort;			/* the cohort column, or NULL (mechanism/cohort.c) */
 } ModelDefinition;
 
 /* the Noisy-GD parameters unlearn_train may be given (given_parameters) */
@@ -284,7 +297,38 @@ typedef struct RowBatch
 	double	   *x;				/* count * p, mapped */
 	char	  **labels;			/* canonical label text per row (rows.c) */
 	double	   *label_values;	/* and its value (squared loss) */
+	char	  **cohorts;		/* the cohort key per row (NULL: none), or NULL
+								 * when the model has no cohort column */
 	int			skipped;		/* rows left out for a null ("nulls": "skip") */
 } RowBatch;
+
+/*
+ * The statistics of one cohort c of a model (mechanism/cohort.c), over the
+ * rows of c the model reflects, at the anchor a_k of each class k (w0_k;
+ * the origin for least squares, whose Hessian does not depend on w):
+ *
+ *	H_c		sum_i l''(a_k.x_i) x_i x_i', packed lower, K of them
+ *	g_c		sum_i l'(a_k.x_i, y_ik) x_i, K of them
+ *	C_c, M_c, W_c	per class: sum_i l''(a_k.x_i) over the rows, and the
+ *			sums of |l'| and l'' over every update since the last rebuild
+ *			(the size of the terms whose rounding the statistics carry)
+ *	N_c		one number: the updates since the last rebuild
+ *
+ * stored in unlearn.cohorts as one buffer in this order (store/cohort_store.c).
+ */
+typedef struct CohortStats
+{
+	char	   *key;			/* the cohort value as its type's output text */
+	int64		rows;
+	double	   *buffer;			/* H_c, g_c, C_c, M_c */
+	bool		changed;		/* to be written */
+	bool		erased;			/* to be deleted */
+	bool		fresh;			/* not yet in the catalog */
+} CohortStats;
+
+/* doubles of a cohort's statistics for K classes of p weights */
+#define COHORT_DOUBLES(K, p) ((Size) (K) * (PACKED_SIZE(p) + (p) + 3) + 1)
+/* the longest cohort key kept: a longer one's rows are forgotten row by row */
+#define COHORT_MAX_KEY 256
 
 #endif							/* UNLEARN_H */

@@ -39,6 +39,7 @@ _PG_init(void)
 	linalg_init();
 	runtime_check_blas();
 	removal_init();
+	cohorts_init();
 	noisy_gd_init();
 	trigger_init();
 	worker_init();
@@ -426,6 +427,13 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->released.status = MODEL_READY;
 
 	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->def.label);
+	if (PG_NARGS() > 25 && !PG_ARGISNULL(25))
+	{
+		char	   *cohort = text_to_cstring(PG_GETARG_TEXT_PP(25));
+
+		check_cohort_column(m, relid, cohort);
+		m->def.cohort = cohort;
+	}
 	declare_classes(m, PG_NARGS() > 19 && !PG_ARGISNULL(19) ? PG_GETARG_ARRAYTYPE_P(19) : NULL);
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
 		(!m->def.classes_declared || m->released.nlabels != 2))
@@ -490,6 +498,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 				 errhint("%s", training_residual_hint(m))));
 	m->call.retrained_now = true;
 	catalog_insert_model(m);
+	cohorts_after_change(m, NULL, NULL);
 	catalog_attach_triggers(relid);
 	catalog_set_partitions(relid);
 	if (old != NULL && old->def.source != relid)
@@ -526,6 +535,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	m->released.retrains++;
 	m->call.retrained_now = true;
 	catalog_update_model(m);
+	cohorts_after_change(m, NULL, NULL);
 	catalog_ledger(m, "retrain", 0, 0, m->released.spent, true);
 	progress_end(reports);
 	leave_extension_context(&ctx);

@@ -27,6 +27,7 @@ typedef struct StatsView
 } StatsView;
 extern void stats_view(Datum d, StatsView *view);
 /* train_pass.c: training and re-anchoring by aggregate passes */
+extern void residual_passes(UnlearnModel *m, double *g, double *allowance);
 extern bool reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound,
 							double *g, double *allowance, int64 *rows);
 /* pass_rows.c: the row functions of a training pass */
@@ -100,6 +101,7 @@ extern bool slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double 
 extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
 									double *raw, char **label, double *label_value,
 									bool *failed);
+extern char *slot_row_cohort(SlotRowReader *reader, TupleTableSlot *slot);
 extern void slot_row_reader_end(SlotRowReader *reader);
 /* noisy_gd_run.c */
 extern int	unlearn_noisy_gd_memory;
@@ -226,6 +228,19 @@ extern bool unlearn_changing_triggers;
 extern void lock_source(Oid relid);
 extern UnlearnModel *lock_source_for_owners(const char *name, Oid caller, const char *hint);
 extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);
+
+/* cohorts.c: a model's cohorts (see its header) */
+typedef struct CohortChange CohortChange;
+extern int	unlearn_cohort_memory;
+extern void cohorts_init(void);
+extern bool cohort_type_supported(Oid type);
+extern char *cohort_key(Oid base, Datum d);
+extern void check_cohort_column(UnlearnModel *m, Oid relid, const char *column);
+extern CohortChange *cohort_change_begin(UnlearnModel *m, const RowBatch *removed,
+										 const RowBatch *added);
+extern RowBatch *cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added);
+extern void cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added);
+extern void cohorts_rebuild(UnlearnModel *m);
 
 /* subtransaction.c */
 extern ErrorData *run_in_subtransaction(void (*work) (void *arg), void *arg,

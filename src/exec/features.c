@@ -237,6 +237,8 @@ model_read_columns(UnlearnModel *m)
 
 	for (j = 0; j < m->def.nfeatures; j++)
 		names = list_concat(names, feature_column_names(m, j));
+	if (m->def.cohort != NULL)
+		names = lappend(names, makeString(m->def.cohort));
 	return names;
 }
 

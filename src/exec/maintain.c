@@ -264,6 +264,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 				t_apply;
 	int			nrem = rows->removed ? rows->removed->count : 0;
 	int			nadd = rows->added ? rows->added->count : 0;
+	ListCell   *lc;
 
 	if (nrem + nadd == 0)
 	{
@@ -298,13 +299,29 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 			retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
 		map_batch(m, rows->removed);
 		map_batch(m, rows->added);
+		if (retrain_reason == NULL)
+			m->call.cohorts = cohort_change_begin(m, rows->removed, rows->added);
 	}
 	bound = apply_row_changes(m, rows->removed, rows->added, retrain_reason);
 	t_apply = elapsed_ms(start);
 	catalog_update_model(m);
+	cohorts_after_change(m, rows->removed, rows->added);
 	if (m->call.rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
-	catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
+	foreach(lc, m->call.erased_cohorts)
+	{
+		ErasedCohort *ec = (ErasedCohort *) lfirst(lc);
+
+		int			reanchors = m->call.reanchors_now;
+
+		/* a measured residual replaced spent, as a re-anchoring does */
+		m->call.reanchors_now = ec->measured ? 1 : reanchors;
+		catalog_ledger(m, "cohort", ec->rows, 0, ec->bound, false);
+		m->call.reanchors_now = reanchors;
+		nrem -= ec->rows;
+	}
+	if (nrem + nadd > 0 || m->call.erased_cohorts == NIL || m->call.retrained_now)
+		catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
 	if (m->def.mechanism == MECHANISM_NEWTON)
 		worker_note_change(m, spent_before);
 	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
@@ -646,6 +663,9 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		retrain_now(m, "Forgetting these rows by noisy steps would take as long as a training.");
 		return 0.0;
 	}
+	/* whole cohorts leave from their statistics (cohorts.c) */
+	if (m->call.cohorts != NULL && m->state.factor != NULL)
+		removed = cohorts_erase_whole(m, removed, added);
 	step_rows_prepare(m, removed, &rems);
 	step_rows_prepare(m, added, &adds);
 
@@ -659,7 +679,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		w_start = palloc(sizeof(double) * K * p);
 		memcpy(w_start, m->released.coef, sizeof(double) * K * p);
 	}
-	if (!mechanism_for(m)->apply(m, &rems, &adds, statement_bound))
+	if (rems.count + adds.count > 0 && !mechanism_for(m)->apply(m, &rems, &adds, statement_bound))
 	{
 		retrain_now(m, "The Hessian factor lost positive definiteness.");
 		retrained = true;

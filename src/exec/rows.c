@@ -547,6 +547,8 @@ struct SlotRowReader
 	bool	   *isnull;
 	FeatureEvaluator *expressions;
 	bool		evaluating;		/* inside the expressions of a row */
+	AttrNumber	cohort_attnum;	/* the cohort column, or 0 */
+	Oid			cohort_base;	/* its base type */
 };
 
 SlotRowReader *
@@ -580,6 +582,15 @@ slot_row_reader_begin(UnlearnModel *m, Relation rel)
 				 col, m->def.name, RelationGetRelationName(rel));
 		}
 	}
+	if (m->def.cohort != NULL)
+	{
+		reader->cohort_attnum = get_attnum(RelationGetRelid(rel), m->def.cohort);
+		if (reader->cohort_attnum <= 0 ||
+			!cohort_type_supported(TupleDescAttr(desc, reader->cohort_attnum - 1)->atttypid))
+			elog(ERROR, "cohort column \"%s\" of model \"%s\" does not match relation \"%s\"",
+				 m->def.cohort, m->def.name, RelationGetRelationName(rel));
+		reader->cohort_base = getBaseType(TupleDescAttr(desc, reader->cohort_attnum - 1)->atttypid);
+	}
 	return reader;
 }
 
@@ -610,6 +621,19 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 	if (reader->expressions != NULL)
 		feature_evaluator_reset(reader->expressions);
 	return decoded;
+}
+
+/* the cohort key of a row (cohorts.c), or NULL: none, or no cohort column */
+char *
+slot_row_cohort(SlotRowReader *reader, TupleTableSlot *slot)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (reader->cohort_attnum <= 0)
+		return NULL;
+	d = slot_getattr(slot, reader->cohort_attnum, &isnull);
+	return isnull ? NULL : cohort_key(reader->cohort_base, d);
 }
 
 typedef struct GuardedDecode

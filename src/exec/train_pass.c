@@ -947,3 +947,57 @@ reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound, double *g
 	pfree(full);
 	return ok;
 }
+
+/*
+ * The residual grad L_b(w_k) of every class at its current w over the
+ * rows of the table, by one gradient pass (no Hessian): K gradients into
+ * g and their rounding allowances into allowance.  O(n p K).
+ */
+void
+residual_passes(UnlearnModel *m, double *g, double *allowance)
+{
+	TrainingScan scan;
+	int			p = m->def.p;
+	int			K = m->released.nclasses;
+	int		   *which = palloc(sizeof(int) * K);
+	const double **points = palloc(sizeof(double *) * K);
+	bool	   *hessian = palloc0(sizeof(bool) * K);
+	PassTerms  *terms = palloc(sizeof(PassTerms) * K);
+	double	   *unused = MemoryContextAllocHuge(CurrentMemoryContext,
+												sizeof(double) * PACKED_SIZE(p) * K);
+	double		weight_bound;
+	int			k;
+
+	if (!catalog_has_training_passes())
+	{
+		DesignMatrix dm;
+
+		load_design(m, relation_qualified_name(m->def.source), &dm);
+		map_design(m, &dm, false);
+		for (k = 0; k < K; k++)
+		{
+			double		magnitude;
+
+			design_gradient(m, &dm, k, m->released.coef + (Size) k * p,
+							m->state.noise + (Size) k * p, g + (Size) k * p, &magnitude);
+			allowance[k] = rounding_allowance(dm.n, p, magnitude);
+		}
+		free_design(&dm);
+		return;
+	}
+	for (k = 0; k < K; k++)
+	{
+		which[k] = k;
+		points[k] = m->released.coef + (Size) k * p;
+		terms[k].gradient = g + (Size) k * p;
+		terms[k].hessian = unused + PACKED_SIZE(p) * k;
+	}
+	scan_begin(&scan, m, false, "cohort erasure");
+	scan.map = row_map_array(m);
+	newton_pass(&scan, K, which, points, hessian, terms);
+	for (k = 0; k < K; k++)
+		regularised_pass_terms(m->def.loss, m->def.reg, points[k], m->state.noise + (Size) k * p, p,
+							   &terms[k], g + (Size) k * p, &allowance[k], &weight_bound, NULL);
+	scan_end(&scan);
+	pfree(unused);
+}

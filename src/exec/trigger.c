@@ -165,6 +165,7 @@ new_row_batch(int p, int capacity)
 	batch->x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * capacity);
 	batch->labels = palloc(sizeof(char *) * capacity);
 	batch->label_values = palloc(sizeof(double) * capacity);
+	batch->cohorts = palloc0(sizeof(char *) * capacity);
 	return batch;
 }
 
@@ -178,6 +179,7 @@ row_batch_reserve(RowBatch *batch, int p, int *capacity)
 	batch->x = repalloc_huge(batch->x, sizeof(double) * p * *capacity);
 	batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
 	batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
+	batch->cohorts = repalloc(batch->cohorts, sizeof(char *) * *capacity);
 }
 
 static void
@@ -186,6 +188,7 @@ keep_row(int p, RowBatch *out, const RowBatch *in, int i)
 	memcpy(out->x + (Size) out->count * p, in->x + (Size) i * p, sizeof(double) * p);
 	out->labels[out->count] = in->labels[i];
 	out->label_values[out->count] = in->label_values[i];
+	out->cohorts[out->count] = in->cohorts[i];
 	out->count++;
 }
 
@@ -203,6 +206,8 @@ append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
 	{
 		keep_row(p, out, src, i);
 		out->labels[out->count - 1] = pstrdup(src->labels[i]);
+		if (src->cohorts[i] != NULL)
+			out->cohorts[out->count - 1] = pstrdup(src->cohorts[i]);
 	}
 	*dst = out;
 	MemoryContextSwitchTo(old);
@@ -234,7 +239,7 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 		if (slot_row_decode_guarded(reader, slot, batch->x + (Size) batch->count * m->def.p,
 									&batch->labels[batch->count],
 									&batch->label_values[batch->count], &failed))
-			batch->count++;
+			batch->cohorts[batch->count++] = slot_row_cohort(reader, slot);
 		else
 			batch->skipped++;
 		if (failed)
@@ -245,18 +250,26 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 	return batch;
 }
 
-/* the multiset order of raw rows: features (first d of p), then label */
+/* the multiset order of raw rows: features (first d of p), label, cohort */
 static int
 compare_rows(const UnlearnModel *m, const RowBatch *a, int i, const RowBatch *b, int j)
 {
 	const double *x = a->x + (Size) i * m->def.p;
 	const double *y = b->x + (Size) j * m->def.p;
+	const char *ca = a->cohorts[i];
+	const char *cb = b->cohorts[j];
 	int			k;
 
 	for (k = 0; k < m->def.dims; k++)
 		if (x[k] != y[k])
 			return x[k] < y[k] ? -1 : 1;
-	return strcmp(a->labels[i], b->labels[j]);
+	k = strcmp(a->labels[i], b->labels[j]);
+	if (k != 0 || (ca == NULL && cb == NULL))
+		return k;
+	/* a row that moves to another cohort leaves one and enters the other */
+	if (ca == NULL || cb == NULL)
+		return ca == NULL ? -1 : 1;
+	return strcmp(ca, cb);
 }
 
 static const UnlearnModel *sorting_model;
@@ -285,7 +298,7 @@ sorted_rows(UnlearnModel *m, const RowBatch *batch)
 
 /*
  * UPDATE is rectification: remove OLD minus NEW and add NEW minus OLD, as
- * multisets of (features, label), so that an UPDATE of other columns
+ * multisets of (features, label, cohort), so that an UPDATE of other columns
  * spends nothing.  O(k log k) for k rows.
  */
 static void
@@ -921,6 +934,7 @@ sync_partition_sets(Oid caller)
 			m->released.retrains++;
 			m->call.retrained_now = true;
 			catalog_update_model(m);
+			cohorts_after_change(m, NULL, NULL);
 			catalog_ledger(m, "repartition", 0, 0, m->released.spent, true);
 		}
 		catalog_set_partitions(relid);

@@ -459,6 +459,7 @@ refresh_model(const char *name, bool warm)
 		m->call.retrained_now = retrained = true;
 	}
 	catalog_update_model(m);
+	cohorts_after_change(m, NULL, NULL);
 	catalog_ledger(m, retrained ? "retrain" : due ? "reanchor" : "rebuild", 0, 0, 0.0, retrained);
 	ereport(LOG,
 			(errmsg("unlearn worker: %s model \"%s\": spent %.6g of %.6g, now %.6g",

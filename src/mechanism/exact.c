@@ -95,10 +95,17 @@ exact_apply(UnlearnModel *m, const StepRows *rems, const StepRows *adds, double 
 	return newton_update(m, rems, adds, statement_bound, exact_step_bound);
 }
 
+static bool
+exact_erase(UnlearnModel *m, const CohortStats *cs, double *statement_bound)
+{
+	return cohort_erase(m, cs, statement_bound, exact_step_bound);
+}
+
 const Mechanism exact_mechanism = {
 	.name = "exact",
 	.limit = exact_limit,
 	.apply = exact_apply,
+	.erase = exact_erase,
 	.tpr_ceiling = removal_ceiling,
 	.margin_variance = newton_margin_variance,
 };

@@ -15,6 +15,9 @@
  *	noisy_gd (noisy_gd.c) Noisy-GD (seed 002): noisy steps on the rows
  *			after each change, no state but w
  *
+ * cohort.c erases a whole cohort for newton and exact, each with its own
+ * bound of a step.
+ *
  * newton and exact keep the same state (unlearn.h: w, b, the anchor w0,
  * the factor of H, C per class, K' for the guo bound) and share the
  * Newton update of step.c, each with its own bound of a step.  noisy_gd
@@ -50,6 +53,10 @@ typedef struct StepRows
  *			rate fpr against a row the mechanism removed, if its
  *			certificate holds (api/audit.c reports it beside what the
  *			attack reached)
+ *	erase	(NULL for noisy_gd) erase a whole cohort from its statistics
+ *			alone (cohort.c): w and the state move as apply's would for
+ *			the cohort's rows, each class's bound goes to statement_bound;
+ *			false if H - H_c is not positive definite
  *	margin_variance	the variance of x'w over the mechanism's noise, given
  *			v = H^-1 x (H the Hessian at the optimum): the closed-form
  *			attackers' spread
@@ -64,6 +71,7 @@ typedef struct Mechanism
 	double		(*limit) (UnlearnModel *m);
 	bool		(*apply) (UnlearnModel *m, const StepRows *rems, const StepRows *adds,
 						  double *statement_bound);
+	bool		(*erase) (UnlearnModel *m, const CohortStats *cs, double *statement_bound);
 	double		(*tpr_ceiling) (const UnlearnModel *m, double fpr);
 	double		(*margin_variance) (const UnlearnModel *m, const double *x, const double *v);
 } Mechanism;
@@ -138,6 +146,15 @@ extern bool newton_move_back(UnlearnModel *m, const StepRows *rems, const StepRo
 							 double *u, const double *allowance);
 extern void newton_exact_remainder(UnlearnModel *m, const StepRows *rems, const StepRows *adds,
 								   int k, const double *w_start, double *diff);
+
+/* cohort.c: a cohort's statistics and its erasure */
+extern double *cohort_hessian(const UnlearnModel *m, const CohortStats *cs, int k);
+extern double *cohort_gradient(const UnlearnModel *m, const CohortStats *cs, int k);
+extern void cohort_add_rows(const UnlearnModel *m, CohortStats *cs, const StepRows *rows,
+							const int *index, int count, double sign);
+extern bool cohort_stats_plausible(const UnlearnModel *m, const CohortStats *cs);
+extern bool cohort_erase(UnlearnModel *m, const CohortStats *cs, double *statement_bound,
+						 StepBoundFunction step_bound_of);
 
 /* targets.c */
 extern int	class_position(char *const *classes, int nlabels, const char *label);

@@ -175,10 +175,17 @@ newton_apply(UnlearnModel *m, const StepRows *rems, const StepRows *adds, double
 	return newton_update(m, rems, adds, statement_bound, newton_step_bound);
 }
 
+static bool
+newton_erase(UnlearnModel *m, const CohortStats *cs, double *statement_bound)
+{
+	return cohort_erase(m, cs, statement_bound, newton_step_bound);
+}
+
 const Mechanism newton_mechanism = {
 	.name = "newton",
 	.limit = newton_limit,
 	.apply = newton_apply,
+	.erase = newton_erase,
 	.tpr_ceiling = removal_ceiling,
 	.margin_variance = newton_margin_variance,
 };

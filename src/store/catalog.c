@@ -249,6 +249,8 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define MECHANISM_COLUMNS ", mechanism, step_size, training_steps, gd_steps, fewest_rows, given_parameters"
 
+#define COHORT_COLUMN ", cohort"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
@@ -256,7 +258,8 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * 0.7.0 (no intercept scaling, an octave spread grid), 7 for 0.8.0 (no
  * declared classes), 8 for 0.9.0 (no training passes), 9 for 0.10.0 (no
  * deferred removal), 10 for 0.11.0 and 0.12.0 (no gradient-only pass), 11
- * from 0.13.0 to 0.17.0 (no mechanism), 12 from 0.18.0.
+ * from 0.13.0 to 0.17.0 (no mechanism), 12 for 0.18.0 (no cohorts), 13
+ * from 0.19.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -289,6 +292,8 @@ catalog_level(void)
 	}
 	if (get_attnum(models, "removal") == InvalidAttrNumber)
 		return 9;
+	if (get_attnum(models, "cohort") != InvalidAttrNumber)
+		return 13;
 	if (get_attnum(models, "mechanism") != InvalidAttrNumber)
 		return 12;
 	{
@@ -305,6 +310,12 @@ catalog_level(void)
  * whether the catalog has the row functions of training passes (0.10.0
  * on); before, training and re-anchoring load the rows (train_loaded.c)
  */
+bool
+catalog_has_cohorts(void)
+{
+	return catalog_level() >= 13;
+}
+
 bool
 catalog_has_training_passes(void)
 {
@@ -566,13 +577,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[45];
-	Datum		d[45];
+	bool		isnull[46];
+	Datum		d[46];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 45; i++)
+	for (i = 1; i <= 46; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
@@ -589,14 +600,14 @@ model_from_result(UnlearnModel *m)
 				i == 40 ? CStringGetTextDatum(mechanism_names[0]) :
 				i == 41 ? Float8GetDatum(0.0) : i == 45 ? Int32GetDatum(0) :
 				i >= 42 ? Int64GetDatum(0) : (Datum) 0;
-			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i < 30;
+			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
-	/* every column but classes (9), coef (28), centre, spread and expressions is NOT NULL */
-	for (i = 0; i < 45; i++)
-		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34)
+	/* every column but classes (9), coef (28), centre, spread, expressions and cohort is NOT NULL */
+	for (i = 0; i < 46; i++)
+		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34 && i != 45)
 			corrupt_model(m, "a required column is null");
 	m->def.owner = DatumGetObjectId(d[1]);
 	m->def.source = DatumGetObjectId(d[2]);
@@ -705,6 +716,11 @@ model_from_result(UnlearnModel *m)
 		 m->def.given_parameters < 0 || m->def.given_parameters > 7 ||
 		 (m->released.status == MODEL_READY && m->released.fewest_rows < 1)))
 		corrupt_model(m, "the Noisy-GD parameters are out of range");
+	m->def.cohort = isnull[45] ? NULL : TextDatumGetCString(d[45]);
+	if (m->def.cohort != NULL &&
+		(m->def.mechanism != MECHANISM_NEWTON || m->def.deferred ||
+		 (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR)))
+		corrupt_model(m, "a cohort column needs an immediate Newton model (taylor bound for a classifier)");
 }
 
 static void
@@ -726,7 +742,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
@@ -734,6 +750,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
 										 level >= 10 ? REMOVAL_COLUMN : "",
 										 level >= 12 ? MECHANISM_COLUMNS : "",
+										 level >= 13 ? COHORT_COLUMN : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -1020,21 +1037,21 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[45] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[46] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
-	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT4OID};
-	Datum		v[45];
-	char		nulls[46];
+	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT4OID, TEXTOID};
+	Datum		v[46];
+	char		nulls[47];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[45] = '\0';
+	nulls[46] = '\0';
 	for (i = 0; i <= m->def.nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
@@ -1102,6 +1119,14 @@ catalog_insert_model(UnlearnModel *m)
 	v[42] = Int64GetDatum(m->released.gd_steps);
 	v[43] = Int64GetDatum(m->released.fewest_rows);
 	v[44] = Int32GetDatum(m->def.given_parameters);
+	v[45] = m->def.cohort != NULL ? CStringGetTextDatum(m->def.cohort) : (Datum) 0;
+	if (m->def.cohort == NULL)
+		nulls[45] = 'n';
+	if (m->def.cohort != NULL && level < 13)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the installed catalog of unlearn predates cohorts"),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
 	if (m->def.mechanism != MECHANISM_NEWTON && level < 12)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1109,21 +1134,23 @@ catalog_insert_model(UnlearnModel *m)
 						mechanism_names[m->def.mechanism]),
 				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
 										 level >= 8 ? DECLARED_CLASSES_COLUMN : "",
 										 level >= 10 ? REMOVAL_COLUMN : "",
 										 level >= 12 ? MECHANISM_COLUMNS : "",
+										 level >= 13 ? COHORT_COLUMN : "",
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
 										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : "",
 										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : "",
-										 level >= 12 ? "$40, $41, $42, $43, $44, $45, " : ""),
-								level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+										 level >= 12 ? "$40, $41, $42, $43, $44, $45, " : "",
+										 level >= 13 ? "$46, " : ""),
+								level >= 13 ? 46 : level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
 								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
@@ -1280,6 +1307,8 @@ catalog_update_model(UnlearnModel *m)
 									1, types, v, NULL, false, 0);
 		if (ret != SPI_OK_DELETE)
 			elog(ERROR, "could not delete the state of model \"%s\"", m->def.name);
+		if (m->def.cohort != NULL)
+			cohort_store_clear(m->def.name);
 	}
 }
 

@@ -80,6 +80,12 @@ extern bool state_store_evict(const char *model);
 extern char *state_store_digest(const char *model, const StateVersion *version);
 extern void state_store_counters(int64 *size, int64 *entries, int64 *hits, int64 *misses,
 								 int64 *evictions);
+/* cohort_store.c: unlearn.cohorts (see its header) */
+extern CohortStats *cohort_new(const UnlearnModel *m, const char *key);
+extern List *cohort_store_load(UnlearnModel *m, Datum keys);
+extern void cohort_store_write(UnlearnModel *m, List *cohorts);
+extern void cohort_store_clear(const char *name);
+extern bool catalog_has_cohorts(void);
 /* catalog.c: the queue of deferred models */
 extern bool catalog_has_queued_changes(const char *name);
 extern void catalog_clear_queue(const char *name);

@@ -1,0 +1,590 @@
+/*-------------------------------------------------------------------------
+ *
+ * cohorts.c
+ *	  A model's cohorts end to end: the cohort column and its values, the
+ *	  cohorts a statement erases whole, keeping the statistics of the
+ *	  others in step with its rows, and rebuilding them all by one pass
+ *	  over the table when the anchor moves.  The maths is
+ *	  mechanism/cohort.c's, the storage store/cohort_store.c's (whose
+ *	  header states the invariants kept here).
+ *
+ * A statement erases cohort c whole when it removes as many of c's rows
+ * as the model reflects and adds none: its rows then leave by the
+ * mechanism's erase (one O(p^3) step per class from c's statistics)
+ * instead of a step over the rows, with a ledger line of operation
+ * "cohort".  If that step does not fit the budget, or H - H_c is not
+ * positive definite, the model is put back as it was and the rows go the
+ * usual way (the budget rule then re-anchors or retrains).
+ *
+ * Cost: O(k log k) for a statement's k rows to find their cohorts, one
+ * catalog read of the cohorts they touch, O(p^2) per row and class to
+ * keep those in step, and a pass over the table, O(n p^2), whenever the
+ * anchor moves (a training, a re-anchoring, a rebuild of the matrices).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "exec/exec.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/uuid.h"
+
+#include <cblas.h>
+
+int			unlearn_cohort_memory = 64;
+
+void
+cohorts_init(void)
+{
+	DefineCustomIntVariable("unlearn.cohort_memory",
+							"Most memory the statistics of one model's cohorts may take.",
+							"The largest cohorts are kept; the rows of the others are forgotten row by row.",
+							&unlearn_cohort_memory, 64, 0, MAX_KILOBYTES / 1024, PGC_SUSET,
+							GUC_UNIT_MB, NULL, NULL, NULL);
+}
+
+/* the types whose values name cohorts: read in binary, no role's code */
+bool
+cohort_type_supported(Oid type)
+{
+	Oid			base = getBaseType(type);
+
+	return base == INT2OID || base == INT4OID || base == INT8OID || base == TEXTOID ||
+		base == VARCHAROID || base == UUIDOID || base == BOOLOID;
+}
+
+/*
+ * The key of a cohort value of base type base: its text, formed here
+ * without any setting (and so the same in every session); NULL when it is
+ * longer than COHORT_MAX_KEY, so that its rows are in no cohort.
+ */
+char *
+cohort_key(Oid base, Datum d)
+{
+	char	   *key;
+
+	switch (base)
+	{
+		case INT2OID:
+			return psprintf("%d", (int) DatumGetInt16(d));
+		case INT4OID:
+			return psprintf("%d", DatumGetInt32(d));
+		case INT8OID:
+			return psprintf(INT64_FORMAT, DatumGetInt64(d));
+		case BOOLOID:
+			return pstrdup(DatumGetBool(d) ? "true" : "false");
+		case UUIDOID:
+			return DatumGetCString(DirectFunctionCall1(uuid_out, d));
+		default:
+			key = TextDatumGetCString(d);
+			if (strlen(key) > COHORT_MAX_KEY)
+				return NULL;
+			return key;
+	}
+}
+
+/*
+ * Check unlearn_train's cohort column of relid: it exists, is not a model
+ * column, and has a type that names cohorts.
+ */
+void
+check_cohort_column(UnlearnModel *m, Oid relid, const char *column)
+{
+	AttrNumber	att = get_attnum(relid, column);
+
+	if (att <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("cohort column \"%s\" does not exist in table %s", column,
+						relation_qualified_name(relid)),
+				 errhint("Name a column of the table whose values are cohorts, such as a tenant's key.")));
+	if (!cohort_type_supported(get_atttype(relid, att)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("cohort column \"%s\" has type %s", column,
+						format_type_be(get_atttype(relid, att))),
+				 errhint("A cohort column is smallint, integer, bigint, text, varchar, uuid or boolean.")));
+	if (model_reads_column(m, column))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cohort column \"%s\" is a feature or the label of model \"%s\"", column,
+						m->def.name),
+				 errhint("Name a column the model does not read otherwise.")));
+	if (m->def.mechanism != MECHANISM_NEWTON || m->def.deferred ||
+		(m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" cannot keep cohorts: %s", m->def.name,
+						m->def.mechanism != MECHANISM_NEWTON ? "Noisy-GD keeps no statistics" :
+						m->def.deferred ? "its removal is deferred" :
+						"a classifier's cohort erasure is bounded in the taylor form"),
+				 errhint("Cohorts need mechanism 'newton', removal 'immediate' and, for a classifier, bound 'taylor' (the default).")));
+}
+
+/* --- a statement's cohorts ------------------------------------------------ */
+
+typedef struct CohortEntry
+{
+	char		key[COHORT_MAX_KEY + 1];
+	CohortStats *cs;
+	int			removed;
+	int			added;
+} CohortEntry;
+
+struct CohortChange
+{
+	HTAB	   *entries;		/* of CohortEntry: the tracked cohorts touched */
+	List	   *cohorts;		/* their CohortStats */
+};
+
+static void
+count_keys(HTAB *entries, const RowBatch *batch, bool removed)
+{
+	int			i;
+
+	for (i = 0; batch != NULL && batch->cohorts != NULL && i < batch->count; i++)
+	{
+		CohortEntry *e;
+
+		if (batch->cohorts[i] == NULL)
+			continue;
+		e = hash_search(entries, batch->cohorts[i], HASH_FIND, NULL);
+		if (e == NULL)
+			continue;
+		if (removed)
+			e->removed++;
+		else
+			e->added++;
+	}
+}
+
+/* distinct cohort keys of the batches, as a text[] */
+static Datum
+batch_keys(const RowBatch *removed, const RowBatch *added, HTAB *seen, int *count)
+{
+	const RowBatch *batches[2] = {removed, added};
+	List	   *keys = NIL;
+	Datum	   *datums;
+	ListCell   *lc;
+	int			b,
+				i,
+				n = 0;
+
+	for (b = 0; b < 2; b++)
+		for (i = 0; batches[b] != NULL && batches[b]->cohorts != NULL && i < batches[b]->count; i++)
+		{
+			bool		found;
+
+			if (batches[b]->cohorts[i] == NULL)
+				continue;
+			hash_search(seen, batches[b]->cohorts[i], HASH_ENTER, &found);
+			if (!found)
+				keys = lappend(keys, batches[b]->cohorts[i]);
+		}
+	datums = palloc(sizeof(Datum) * Max(list_length(keys), 1));
+	foreach(lc, keys)
+		datums[n++] = CStringGetTextDatum((char *) lfirst(lc));
+	*count = n;
+	return PointerGetDatum(construct_array(datums, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static HTAB *
+new_key_table(const char *name)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = COHORT_MAX_KEY + 1;
+	ctl.entrysize = sizeof(CohortEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+}
+
+/*
+ * The tracked cohorts a statement's rows touch, with how many rows of
+ * each it removes and adds; NULL when there are none.  Called before the
+ * change is applied (maintain.c), with the batches' rows raw.
+ */
+CohortChange *
+cohort_change_begin(UnlearnModel *m, const RowBatch *removed, const RowBatch *added)
+{
+	CohortChange *cc;
+	HTAB	   *seen;
+	Datum		keys;
+	int			nkeys;
+	ListCell   *lc;
+
+	if (m->def.cohort == NULL || m->released.status != MODEL_READY)
+		return NULL;
+	seen = new_key_table("unlearn statement cohort keys");
+	keys = batch_keys(removed, added, seen, &nkeys);
+	hash_destroy(seen);
+	if (nkeys == 0)
+		return NULL;
+	cc = palloc0(sizeof(CohortChange));
+	cc->entries = new_key_table("unlearn statement cohorts");
+	cc->cohorts = cohort_store_load(m, keys);
+	foreach(lc, cc->cohorts)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+		CohortEntry *e;
+
+		if (cs->erased)
+			continue;			/* failed its checks: deleted, rows go row by row */
+		e = hash_search(cc->entries, cs->key, HASH_ENTER, NULL);
+		e->cs = cs;
+		e->removed = e->added = 0;
+	}
+	count_keys(cc->entries, removed, true);
+	count_keys(cc->entries, added, false);
+	return cc;
+}
+
+static CohortEntry *
+entry_of(CohortChange *cc, const RowBatch *batch, int i)
+{
+	if (batch->cohorts == NULL || batch->cohorts[i] == NULL)
+		return NULL;
+	return hash_search(cc->entries, batch->cohorts[i], HASH_FIND, NULL);
+}
+
+/* at most this many chord steps, one pass each, certify an erasure by measurement */
+#define COHORT_CHORD_PASSES 4
+
+/*
+ * Certify w by measurement (pure: the model now reflects exactly the
+ * table's rows): one gradient pass gives each class's residual u_k =
+ * grad L_b(w_k) over the rows; while some ||u_k|| plus its rounding
+ * allowance exceeds the limit, a chord step w_k <- w_k - H'^{-1} u_k with
+ * the factor at hand (that of H - H_c) and another pass.  On success the
+ * measured residuals are the spent budget, as after a re-anchoring.
+ */
+static bool
+certify_by_passes(UnlearnModel *m, double *measured)
+{
+	int			K = m->released.nclasses;
+	int			p = m->def.p;
+	double	   *g = palloc(sizeof(double) * K * p);
+	double	   *allowance = palloc(sizeof(double) * K);
+	int			pass,
+				k;
+
+	for (pass = 0; pass < COHORT_CHORD_PASSES; pass++)
+	{
+		residual_passes(m, g, allowance);
+		for (k = 0; k < K; k++)
+			measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
+		if (!budget_exceeded(m, measured))
+			return true;
+		for (k = 0; k < K; k++)
+		{
+			chol_solve_packed(m->state.factor + PACKED_SIZE(p) * k, p, g + (Size) k * p);
+			cblas_daxpy(p, -1.0, g + (Size) k * p, 1, m->released.coef + (Size) k * p, 1);
+		}
+	}
+	return false;
+}
+
+/*
+ * Erase from m the cohorts the statement removes whole (see the header),
+ * spending their bounds and listing their rows and bounds in
+ * m->call.erased_cohorts for the ledger; returns the removed rows left
+ * for the usual step.  m must be ready with its matrices at hand (factor
+ * not NULL).  When the steps' bounds do not fit the budget and the
+ * statement removes nothing else and adds nothing, the new weights are
+ * certified by measuring the residual over the rows left instead
+ * (certify_by_passes): O(n p) a pass, against the O(n p^2) of a
+ * re-anchoring.
+ */
+RowBatch *
+cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
+{
+	CohortChange *cc = m->call.cohorts;
+	const Mechanism *mech = mechanism_for(m);
+	int			K = m->released.nclasses;
+	int			p = m->def.p;
+	Size		packed = PACKED_SIZE(p);
+	double	   *saved_coef;
+	double	   *saved_factor;
+	double	   *saved_weight;
+	double	   *bound;
+	double	   *spent_after;
+	int64		saved_rows = m->released.rows;
+	int64		erased_rows = 0;
+	List	   *whole = NIL;
+	ListCell   *lc;
+	RowBatch   *rest;
+	bool		ok = true;
+	bool		measured = false;
+	int			i,
+				k;
+
+	if (cc == NULL || removed == NULL || mech->erase == NULL)
+		return removed;
+	foreach(lc, cc->cohorts)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+		CohortEntry *e = cs->erased ? NULL : hash_search(cc->entries, cs->key, HASH_FIND, NULL);
+
+		if (e != NULL && e->added == 0 && e->removed == cs->rows)
+		{
+			whole = lappend(whole, cs);
+			erased_rows += cs->rows;
+		}
+	}
+	if (whole == NIL)
+		return removed;
+	saved_coef = palloc(sizeof(double) * K * p);
+	saved_factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * K * packed);
+	saved_weight = palloc(sizeof(double) * K);
+	bound = palloc0(sizeof(double) * K);
+	spent_after = palloc(sizeof(double) * K);
+	memcpy(saved_coef, m->released.coef, sizeof(double) * K * p);
+	memcpy(saved_factor, m->state.factor, sizeof(double) * K * packed);
+	memcpy(saved_weight, m->state.weight_sum, sizeof(double) * K);
+
+	/* one step per cohort, each from its statistics */
+	foreach(lc, whole)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		m->released.rows -= cs->rows;
+		if (!(ok = mech->erase(m, cs, bound)))
+			break;
+	}
+	for (k = 0; ok && k < K; k++)
+		spent_after[k] = m->state.class_spent[k] + bound[k];
+	if (ok && budget_exceeded(m, spent_after))
+	{
+		/* the statement is the cohorts alone: measure instead */
+		ok = erased_rows == removed->count && (added == NULL || added->count == 0) &&
+			m->def.loss != LOSS_SQUARED && certify_by_passes(m, spent_after);
+		measured = ok;
+	}
+	if (!ok)
+	{
+		/* back as it was: these rows go the usual way */
+		m->released.rows = saved_rows;
+		memcpy(m->released.coef, saved_coef, sizeof(double) * K * p);
+		memcpy(m->state.factor, saved_factor, sizeof(double) * K * packed);
+		memcpy(m->state.weight_sum, saved_weight, sizeof(double) * K);
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+			elog(DEBUG1, "unlearn: model \"%s\": %d cohorts of %lld rows go row by row",
+				 m->def.name, list_length(whole), (long long) erased_rows);
+		return removed;
+	}
+	{
+		double		before = m->released.spent;
+		ErasedCohort *ec = palloc(sizeof(ErasedCohort));
+
+		memcpy(m->state.class_spent, spent_after, sizeof(double) * K);
+		m->released.spent = combine_class_spent(m->state.class_spent, K);
+		ec->rows = erased_rows;
+		ec->bound = measured ? Max(m->released.spent - before, 0.0) : combine_class_spent(bound, K);
+		ec->cohorts = list_length(whole);
+		ec->measured = measured;
+		m->call.erased_cohorts = lappend(m->call.erased_cohorts, ec);
+	}
+	foreach(lc, whole)
+		((CohortStats *) lfirst(lc))->erased = true;
+	pfree(saved_coef);
+	pfree(saved_factor);
+	pfree(saved_weight);
+	pfree(bound);
+	pfree(spent_after);
+
+	/* the removed rows of the cohorts left */
+	rest = new_row_batch(p, removed->count);
+	for (i = 0; i < removed->count; i++)
+	{
+		CohortEntry *e = entry_of(cc, removed, i);
+
+		if (e != NULL && e->cs->erased)
+			continue;
+		memcpy(rest->x + (Size) rest->count * p, removed->x + (Size) i * p, sizeof(double) * p);
+		rest->labels[rest->count] = removed->labels[i];
+		rest->label_values[rest->count] = removed->label_values[i];
+		rest->cohorts[rest->count] = removed->cohorts[i];
+		rest->count++;
+	}
+	rest->skipped = removed->skipped;
+	return rest;
+}
+
+/* the rows of batch in tracked cohorts not erased, added (+1) or taken away (-1) */
+static void
+keep_in_step(UnlearnModel *m, CohortChange *cc, RowBatch *batch, double sign)
+{
+	StepRows	rows;
+	int			i;
+
+	if (batch == NULL || batch->count == 0)
+		return;
+	step_rows_prepare(m, batch, &rows);
+	for (i = 0; i < batch->count; i++)
+	{
+		CohortEntry *e = entry_of(cc, batch, i);
+
+		if (e != NULL && !e->cs->erased)
+			cohort_add_rows(m, e->cs, &rows, &i, 1, sign);
+	}
+}
+
+/*
+ * After a change was applied to m (maintain.c): bring the statistics of
+ * the cohorts to where m is.  If the anchor moved (a training, a
+ * re-anchoring, a rebuild; for least squares only a training, which may
+ * change the row map), all are rebuilt by a pass; else the touched ones
+ * take the rows of removed (not erased) and added, already mapped.
+ */
+void
+cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added)
+{
+	CohortChange *cc = m->call.cohorts;
+
+	if (m->def.cohort == NULL || m->released.status != MODEL_READY)
+		return;					/* catalog_update_model cleared them */
+	if (m->call.retrained_now ||
+		(m->def.loss != LOSS_SQUARED && (m->call.anchor_changed || m->call.rebuilt_now)))
+	{
+		cohorts_rebuild(m);
+		return;
+	}
+	if (cc == NULL)
+		return;
+	keep_in_step(m, cc, removed, -1.0);
+	keep_in_step(m, cc, added, 1.0);
+	cohort_store_write(m, cc->cohorts);
+}
+
+/* --- rebuilding by a pass ------------------------------------------------- */
+
+typedef struct RebuildEntry
+{
+	char		key[COHORT_MAX_KEY + 1];
+	CohortStats *cs;
+} RebuildEntry;
+
+static int
+compare_rows_desc(const ListCell *a, const ListCell *b)
+{
+	int64		x = ((CohortStats *) lfirst(a))->rows;
+	int64		y = ((CohortStats *) lfirst(b))->rows;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return strcmp(((CohortStats *) lfirst(a))->key, ((CohortStats *) lfirst(b))->key);
+}
+
+/*
+ * Replace all of m's cohort statistics by a pass over its table at its
+ * anchor: every cohort value of the rows the model reflects, the largest
+ * first while they fit unlearn.cohort_memory.  O(n p^2 K).
+ */
+void
+cohorts_rebuild(UnlearnModel *m)
+{
+	Size		bytes = COHORT_DOUBLES(m->released.nclasses, m->def.p) * sizeof(double);
+	HTAB	   *table;
+	HASHCTL		ctl;
+	List	   *all = NIL;
+	List	   *kept = NIL;
+	ListCell   *lc;
+	Portal		portal;
+	ExtensionContext ctx;
+	Oid			base;
+	Oid			trailing[1];
+	StepRows	rows;
+	RowBatch   *one;
+	RowMap		map;
+	double		room = (double) unlearn_cohort_memory * 1024.0 * 1024.0;
+	int			zero = 0;
+	char	   *sql;
+
+	if (m->def.cohort == NULL)
+		return;
+	cohort_store_clear(m->def.name);
+	if (m->released.status != MODEL_READY)
+		return;
+	base = getBaseType(get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort)));
+	trailing[0] = get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort));
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = COHORT_MAX_KEY + 1;
+	ctl.entrysize = sizeof(RebuildEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	table = hash_create("unlearn cohort rebuild", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	model_row_map(m, &map);
+	one = new_row_batch(m->def.p, 1);
+	one->count = 1;
+	sql = psprintf("%s", build_feature_select(m, relation_qualified_name(m->def.source), NULL));
+	/* the cohort column after the model's: SELECT label, features..., cohort FROM */
+	{
+		char	   *from = strstr(sql, " FROM ");
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendBinaryStringInfo(&buf, sql, from - sql);
+		appendStringInfo(&buf, ", %s%s", quote_identifier(m->def.cohort), from);
+		sql = buf.data;
+	}
+	enter_table_owner_context(m->def.source, &ctx);
+	portal = SPI_cursor_open_with_args(NULL, sql, 0, NULL, NULL, NULL, false, 0);
+	for (;;)
+	{
+		uint64		j;
+
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		check_feature_select_types(m, SPI_tuptable->tupdesc, true, trailing, 1);
+		for (j = 0; j < SPI_processed; j++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[j];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			Datum		d;
+			char	   *key;
+			RebuildEntry *e;
+			bool		found;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!decode_spi_row(m, tup, desc, one->x, &one->labels[0], &one->label_values[0]) ||
+				!model_takes_label(m, one->labels[0], one->label_values[0]))
+				continue;
+			d = SPI_getbinval(tup, desc, m->def.nfeatures + 2, &isnull);
+			if (isnull || (key = cohort_key(base, d)) == NULL)
+				continue;
+			map_row(&map, one->x);
+			e = hash_search(table, key, HASH_ENTER, &found);
+			if (!found)
+			{
+				e->cs = cohort_new(m, key);
+				all = lappend(all, e->cs);
+			}
+			step_rows_prepare(m, one, &rows);
+			cohort_add_rows(m, e->cs, &rows, &zero, 1, 1.0);
+			pfree(rows.y);
+			pfree(rows.cls);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	leave_extension_context(&ctx);
+	list_sort(all, compare_rows_desc);
+	foreach(lc, all)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+
+		if (room < (double) bytes)
+			break;
+		room -= (double) bytes;
+		kept = lappend(kept, cs);
+	}
+	cohort_store_write(m, kept);
+	hash_destroy(table);
+}
