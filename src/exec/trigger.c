@@ -180,6 +180,7 @@ row_batch_reserve(RowBatch *batch, int p, int *capacity)
 	batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
 	batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
 	batch->cohorts = repalloc(batch->cohorts, sizeof(char *) * *capacity);
+	memset(batch->cohorts + batch->count, 0, sizeof(char *) * (*capacity - batch->count));
 }
 
 static void
