@@ -313,21 +313,23 @@ typedef struct RowBatch
  *			sums of |l'| and l'' over every update since the last rebuild
  *			(the size of the terms whose rounding the statistics carry)
  *	N_c		one number: the updates since the last rebuild
+ *	n_c		a classifier's rows per label (nlabels, as class_rows)
+ *	S_c		a 'standardize' model's column sums S1, S2 of the rows (as
+ *			column_sums)
  *
- * stored in unlearn.cohorts as one buffer in this order (store/cohort_store.c).
+ * stored in unlearn.cohorts as one buffer in this order, of
+ * cohort_doubles(m) doubles (mechanism/cohort.c, store/cohort_store.c).
  */
 typedef struct CohortStats
 {
 	char	   *key;			/* the cohort value as its type's output text */
 	int64		rows;
-	double	   *buffer;			/* H_c, g_c, C_c, M_c */
+	double	   *buffer;			/* H_c, g_c, C_c M_c W_c, N_c, n_c, S_c */
 	bool		changed;		/* to be written */
 	bool		erased;			/* to be deleted */
 	bool		fresh;			/* not yet in the catalog */
 } CohortStats;
 
-/* doubles of a cohort's statistics for K classes of p weights */
-#define COHORT_DOUBLES(K, p) ((Size) (K) * (PACKED_SIZE(p) + (p) + 3) + 1)
 /* the longest cohort key kept: a longer one's rows are forgotten row by row */
 #define COHORT_MAX_KEY 256
 

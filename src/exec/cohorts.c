@@ -205,8 +205,46 @@ new_key_table(const char *name)
 }
 
 /*
+ * The parts of a cohort's statistics taken from raw rows (its rows per
+ * label, its column sums): add (+1) or take away (-1) a raw row.
+ */
+static void
+add_raw_row(UnlearnModel *m, CohortStats *cs, const double *raw, const char *label, double sign)
+{
+	double	   *sums = cohort_column_sums(m, cs);
+
+	if (m->def.loss != LOSS_SQUARED)
+	{
+		int			k = class_position(m->released.classes, m->released.nlabels, label);
+
+		if (k >= 0)
+			cohort_label_rows(m, cs)[k] += sign;
+	}
+	if (sums != NULL)
+		column_sums_of_row(m, raw, sums, sign);
+	cs->changed = true;
+}
+
+static CohortEntry *entry_of(CohortChange *cc, const RowBatch *batch, int i);
+
+static void
+raw_rows_in_step(UnlearnModel *m, CohortChange *cc, const RowBatch *batch, double sign)
+{
+	int			i;
+
+	for (i = 0; batch != NULL && i < batch->count; i++)
+	{
+		CohortEntry *e = entry_of(cc, batch, i);
+
+		if (e != NULL)
+			add_raw_row(m, e->cs, batch->x + (Size) i * m->def.p, batch->labels[i], sign);
+	}
+}
+
+/*
  * The tracked cohorts a statement's rows touch, with how many rows of
- * each it removes and adds; NULL when there are none.  Called before the
+ * each it removes and adds, their rows per label and column sums already
+ * brought to the change; NULL when there are none.  Called before the
  * change is applied (maintain.c), with the batches' rows raw.
  */
 CohortChange *
@@ -241,6 +279,8 @@ cohort_change_begin(UnlearnModel *m, const RowBatch *removed, const RowBatch *ad
 	}
 	count_keys(cc->entries, removed, true);
 	count_keys(cc->entries, added, false);
+	raw_rows_in_step(m, cc, removed, -1.0);
+	raw_rows_in_step(m, cc, added, 1.0);
 	return cc;
 }
 
@@ -290,40 +330,106 @@ certify_by_passes(UnlearnModel *m, double *measured)
 }
 
 /*
- * Erase from m the cohorts the statement removes whole (see the header),
- * spending their bounds and listing their rows and bounds in
- * m->call.erased_cohorts for the ledger; returns the removed rows left
- * for the usual step.  m must be ready with its matrices at hand (factor
- * not NULL).  When the steps' bounds do not fit the budget and the
- * statement removes nothing else and adds nothing, the new weights are
- * certified by measuring the residual over the rows left instead
- * (certify_by_passes): O(n p) a pass, against the O(n p^2) of a
- * re-anchoring.
+ * Erase the cohorts of whole (CohortStats, erased_rows rows in all) from
+ * m: one step per cohort from its statistics; if their bounds do not fit
+ * the budget and pure (m's other rows are exactly the table's now), the
+ * new weights are certified by measuring the residual over the rows
+ * instead (certify_by_passes): O(n p) a pass, against the O(n p^2) of a
+ * re-anchoring.  On success spends, lists the erasure in
+ * m->call.erased_cohorts for the ledger and marks the cohorts erased;
+ * otherwise leaves m as it was and returns false.  m must be ready with
+ * its matrices at hand (factor not NULL).
+ */
+static bool
+erase_cohort_list(UnlearnModel *m, List *whole, int64 erased_rows, bool pure)
+{
+	const Mechanism *mech = mechanism_for(m);
+	int			K = m->released.nclasses;
+	int			p = m->def.p;
+	Size		packed = PACKED_SIZE(p);
+	double	   *saved_coef = palloc(sizeof(double) * K * p);
+	double	   *saved_factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * K * packed);
+	double	   *saved_weight = palloc(sizeof(double) * K);
+	double	   *bound = palloc0(sizeof(double) * K);
+	double	   *spent_after = palloc(sizeof(double) * K);
+	int64		saved_rows = m->released.rows;
+	bool		ok = mech->erase != NULL;
+	bool		measured = false;
+	ListCell   *lc;
+	int			k;
+
+	memcpy(saved_coef, m->released.coef, sizeof(double) * K * p);
+	memcpy(saved_factor, m->state.factor, sizeof(double) * K * packed);
+	memcpy(saved_weight, m->state.weight_sum, sizeof(double) * K);
+	foreach(lc, whole)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+
+		if (!ok)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		m->released.rows -= cs->rows;
+		ok = mech->erase(m, cs, bound);
+	}
+	for (k = 0; ok && k < K; k++)
+		spent_after[k] = m->state.class_spent[k] + bound[k];
+	if (ok && budget_exceeded(m, spent_after))
+	{
+		ok = pure && m->def.loss != LOSS_SQUARED && certify_by_passes(m, spent_after);
+		measured = ok;
+	}
+	if (ok)
+	{
+		double		before = m->released.spent;
+		ErasedCohort *ec = palloc(sizeof(ErasedCohort));
+
+		memcpy(m->state.class_spent, spent_after, sizeof(double) * K);
+		m->released.spent = combine_class_spent(m->state.class_spent, K);
+		ec->rows = erased_rows;
+		ec->bound = measured ? Max(m->released.spent - before, 0.0) : combine_class_spent(bound, K);
+		ec->cohorts = list_length(whole);
+		ec->measured = measured;
+		m->call.erased_cohorts = lappend(m->call.erased_cohorts, ec);
+		foreach(lc, whole)
+			((CohortStats *) lfirst(lc))->erased = true;
+	}
+	else
+	{
+		m->released.rows = saved_rows;
+		memcpy(m->released.coef, saved_coef, sizeof(double) * K * p);
+		memcpy(m->state.factor, saved_factor, sizeof(double) * K * packed);
+		memcpy(m->state.weight_sum, saved_weight, sizeof(double) * K);
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+			elog(DEBUG1, "unlearn: model \"%s\": %d cohorts of %lld rows are not erased from their statistics",
+				 m->def.name, list_length(whole), (long long) erased_rows);
+	}
+	pfree(saved_coef);
+	pfree(saved_factor);
+	pfree(saved_weight);
+	pfree(bound);
+	pfree(spent_after);
+	return ok;
+}
+
+/*
+ * Erase from m the cohorts the statement removes whole (see the header)
+ * and return the removed rows left for the usual step (all of them if
+ * the cohorts could not be erased from their statistics).  The residual
+ * may be measured only if the statement removes nothing else and adds
+ * nothing.
  */
 RowBatch *
 cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 {
 	CohortChange *cc = m->call.cohorts;
-	const Mechanism *mech = mechanism_for(m);
-	int			K = m->released.nclasses;
 	int			p = m->def.p;
-	Size		packed = PACKED_SIZE(p);
-	double	   *saved_coef;
-	double	   *saved_factor;
-	double	   *saved_weight;
-	double	   *bound;
-	double	   *spent_after;
-	int64		saved_rows = m->released.rows;
 	int64		erased_rows = 0;
 	List	   *whole = NIL;
 	ListCell   *lc;
 	RowBatch   *rest;
-	bool		ok = true;
-	bool		measured = false;
-	int			i,
-				k;
+	int			i;
 
-	if (cc == NULL || removed == NULL || mech->erase == NULL)
+	if (cc == NULL || removed == NULL)
 		return removed;
 	foreach(lc, cc->cohorts)
 	{
@@ -336,67 +442,10 @@ cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 			erased_rows += cs->rows;
 		}
 	}
-	if (whole == NIL)
+	if (whole == NIL ||
+		!erase_cohort_list(m, whole, erased_rows,
+						   erased_rows == removed->count && (added == NULL || added->count == 0)))
 		return removed;
-	saved_coef = palloc(sizeof(double) * K * p);
-	saved_factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * K * packed);
-	saved_weight = palloc(sizeof(double) * K);
-	bound = palloc0(sizeof(double) * K);
-	spent_after = palloc(sizeof(double) * K);
-	memcpy(saved_coef, m->released.coef, sizeof(double) * K * p);
-	memcpy(saved_factor, m->state.factor, sizeof(double) * K * packed);
-	memcpy(saved_weight, m->state.weight_sum, sizeof(double) * K);
-
-	/* one step per cohort, each from its statistics */
-	foreach(lc, whole)
-	{
-		CohortStats *cs = (CohortStats *) lfirst(lc);
-
-		CHECK_FOR_INTERRUPTS();
-		m->released.rows -= cs->rows;
-		if (!(ok = mech->erase(m, cs, bound)))
-			break;
-	}
-	for (k = 0; ok && k < K; k++)
-		spent_after[k] = m->state.class_spent[k] + bound[k];
-	if (ok && budget_exceeded(m, spent_after))
-	{
-		/* the statement is the cohorts alone: measure instead */
-		ok = erased_rows == removed->count && (added == NULL || added->count == 0) &&
-			m->def.loss != LOSS_SQUARED && certify_by_passes(m, spent_after);
-		measured = ok;
-	}
-	if (!ok)
-	{
-		/* back as it was: these rows go the usual way */
-		m->released.rows = saved_rows;
-		memcpy(m->released.coef, saved_coef, sizeof(double) * K * p);
-		memcpy(m->state.factor, saved_factor, sizeof(double) * K * packed);
-		memcpy(m->state.weight_sum, saved_weight, sizeof(double) * K);
-		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
-			elog(DEBUG1, "unlearn: model \"%s\": %d cohorts of %lld rows go row by row",
-				 m->def.name, list_length(whole), (long long) erased_rows);
-		return removed;
-	}
-	{
-		double		before = m->released.spent;
-		ErasedCohort *ec = palloc(sizeof(ErasedCohort));
-
-		memcpy(m->state.class_spent, spent_after, sizeof(double) * K);
-		m->released.spent = combine_class_spent(m->state.class_spent, K);
-		ec->rows = erased_rows;
-		ec->bound = measured ? Max(m->released.spent - before, 0.0) : combine_class_spent(bound, K);
-		ec->cohorts = list_length(whole);
-		ec->measured = measured;
-		m->call.erased_cohorts = lappend(m->call.erased_cohorts, ec);
-	}
-	foreach(lc, whole)
-		((CohortStats *) lfirst(lc))->erased = true;
-	pfree(saved_coef);
-	pfree(saved_factor);
-	pfree(saved_weight);
-	pfree(bound);
-	pfree(spent_after);
 
 	/* the removed rows of the cohorts left */
 	rest = new_row_batch(p, removed->count);
@@ -414,6 +463,93 @@ cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 	}
 	rest->skipped = removed->skipped;
 	return rest;
+}
+
+/*
+ * Take the rows per label and the column sums of the cohorts of whole
+ * (erased_rows rows) out of m's, and say whether its classes and its
+ * column map still hold (as class_rows_update and column_map_update do
+ * for rows); if not, m must retrain.
+ */
+static bool
+classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows)
+{
+	ListCell   *lc;
+	int			k;
+	bool		holds = true;
+
+	foreach(lc, whole)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+		double	   *labels = cohort_label_rows(m, cs);
+
+		for (k = 0; m->def.loss != LOSS_SQUARED && m->state.class_rows != NULL &&
+			 k < m->released.nlabels; k++)
+			m->state.class_rows[k] -= (int64) labels[k];
+	}
+	if (m->def.loss != LOSS_SQUARED)
+	{
+		if (m->state.class_rows == NULL)
+			holds = !catalog_tracks_classes();
+		for (k = 0; holds && !m->def.classes_declared && m->state.class_rows != NULL &&
+			 k < m->released.nlabels; k++)
+			if (m->state.class_rows[k] <= 0)
+				holds = false;
+	}
+	if (m->state.column_sums != NULL && m->def.preprocess == PREPROCESS_STANDARDIZE)
+	{
+		double	   *sums = palloc0(sizeof(double) * 2 * map_columns(m));
+
+		foreach(lc, whole)
+		{
+			double	   *cs_sums = cohort_column_sums(m, (CohortStats *) lfirst(lc));
+
+			for (k = 0; cs_sums != NULL && k < 2 * map_columns(m); k++)
+				sums[k] += cs_sums[k];
+		}
+		holds = column_map_update_sums(m, sums, erased_rows) && holds;
+	}
+	return holds;
+}
+
+/*
+ * Erase from m, whose other rows are now exactly its table's, the rows of
+ * the cohorts keys (a text[]) that left the table without a statement (a
+ * partition detached, dropped or truncated: partition_erasure.c), counts[i]
+ * rows of the i-th key.  Each must be a cohort m keeps, with exactly that
+ * many rows.  Returns false, m unchanged, if they are not or their
+ * erasure cannot be certified; m->call.cohorts then holds nothing.
+ */
+bool
+cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text, const int64 *counts, int n)
+{
+	CohortChange *cc = palloc0(sizeof(CohortChange));
+	List	   *whole = NIL;
+	int64		erased_rows = 0;
+	ListCell   *lc;
+	int			i;
+
+	if (m->def.cohort == NULL || m->released.status != MODEL_READY || m->state.factor == NULL)
+		return false;
+	cc->entries = new_key_table("unlearn erased cohorts");
+	cc->cohorts = cohort_store_load(m, keys);
+	foreach(lc, cc->cohorts)
+	{
+		CohortStats *cs = (CohortStats *) lfirst(lc);
+
+		for (i = 0; i < n && !cs->erased; i++)
+			if (strcmp(key_text[i], cs->key) == 0 && counts[i] == cs->rows)
+			{
+				whole = lappend(whole, cs);
+				erased_rows += cs->rows;
+				break;
+			}
+	}
+	if (list_length(whole) != n || !classes_and_map_hold(m, whole, erased_rows) ||
+		!erase_cohort_list(m, whole, erased_rows, true))
+		return false;
+	m->call.cohorts = cc;
+	return true;
 }
 
 /* the rows of batch in tracked cohorts not erased, added (+1) or taken away (-1) */
@@ -462,6 +598,30 @@ cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 	cohort_store_write(m, cc->cohorts);
 }
 
+/*
+ * The ledger lines of the cohorts m->call erased (operation "cohort", the
+ * rows and what they spent; a measured residual, which replaced spent,
+ * is marked reanchored); returns the rows they took.
+ */
+int64
+cohorts_write_ledger(UnlearnModel *m)
+{
+	int			reanchors = m->call.reanchors_now;
+	int64		rows = 0;
+	ListCell   *lc;
+
+	foreach(lc, m->call.erased_cohorts)
+	{
+		ErasedCohort *ec = (ErasedCohort *) lfirst(lc);
+
+		m->call.reanchors_now = ec->measured ? 1 : reanchors;
+		catalog_ledger(m, "cohort", ec->rows, 0, ec->bound, false);
+		rows += ec->rows;
+	}
+	m->call.reanchors_now = reanchors;
+	return rows;
+}
+
 /* --- rebuilding by a pass ------------------------------------------------- */
 
 typedef struct RebuildEntry
@@ -489,7 +649,7 @@ compare_rows_desc(const ListCell *a, const ListCell *b)
 void
 cohorts_rebuild(UnlearnModel *m)
 {
-	Size		bytes = COHORT_DOUBLES(m->released.nclasses, m->def.p) * sizeof(double);
+	Size		bytes = cohort_doubles(m) * sizeof(double);
 	HTAB	   *table;
 	HASHCTL		ctl;
 	List	   *all = NIL;
@@ -559,13 +719,14 @@ cohorts_rebuild(UnlearnModel *m)
 			d = SPI_getbinval(tup, desc, m->def.nfeatures + 2, &isnull);
 			if (isnull || (key = cohort_key(base, d)) == NULL)
 				continue;
-			map_row(&map, one->x);
 			e = hash_search(table, key, HASH_ENTER, &found);
 			if (!found)
 			{
 				e->cs = cohort_new(m, key);
 				all = lappend(all, e->cs);
 			}
+			add_raw_row(m, e->cs, one->x, one->labels[0], 1.0);
+			map_row(&map, one->x);
 			step_rows_prepare(m, one, &rows);
 			cohort_add_rows(m, e->cs, &rows, &zero, 1, 1.0);
 			pfree(rows.y);

@@ -239,8 +239,20 @@ extern void check_cohort_column(UnlearnModel *m, Oid relid, const char *column);
 extern CohortChange *cohort_change_begin(UnlearnModel *m, const RowBatch *removed,
 										 const RowBatch *added);
 extern RowBatch *cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added);
+extern bool cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text,
+								  const int64 *counts, int n);
 extern void cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added);
 extern void cohorts_rebuild(UnlearnModel *m);
+extern int64 cohorts_write_ledger(UnlearnModel *m);
+
+/* partition_erasure.c: rows that leave without a statement (see its header) */
+extern bool partition_erasure_prepare(Node *stmt);
+extern void partition_erasure_clear(void);
+extern void partition_erasure_finish(void);
+extern bool partition_erasure_allows_truncate(Oid relid);
+extern bool partition_erasure_apply(UnlearnModel *m, List *lost);
+extern void retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation,
+									const char *why);
 
 /* subtransaction.c */
 extern ErrorData *run_in_subtransaction(void (*work) (void *arg), void *arg,

@@ -264,7 +264,6 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 				t_apply;
 	int			nrem = rows->removed ? rows->removed->count : 0;
 	int			nadd = rows->added ? rows->added->count : 0;
-	ListCell   *lc;
 
 	if (nrem + nadd == 0)
 	{
@@ -297,10 +296,10 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
 			retrain_reason == NULL)
 			retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
-		map_batch(m, rows->removed);
-		map_batch(m, rows->added);
 		if (retrain_reason == NULL)
 			m->call.cohorts = cohort_change_begin(m, rows->removed, rows->added);
+		map_batch(m, rows->removed);
+		map_batch(m, rows->added);
 	}
 	bound = apply_row_changes(m, rows->removed, rows->added, retrain_reason);
 	t_apply = elapsed_ms(start);
@@ -308,18 +307,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	cohorts_after_change(m, rows->removed, rows->added);
 	if (m->call.rebuilt_now)
 		catalog_ledger(m, "rebuild", 0, 0, 0.0, false);
-	foreach(lc, m->call.erased_cohorts)
-	{
-		ErasedCohort *ec = (ErasedCohort *) lfirst(lc);
-
-		int			reanchors = m->call.reanchors_now;
-
-		/* a measured residual replaced spent, as a re-anchoring does */
-		m->call.reanchors_now = ec->measured ? 1 : reanchors;
-		catalog_ledger(m, "cohort", ec->rows, 0, ec->bound, false);
-		m->call.reanchors_now = reanchors;
-		nrem -= ec->rows;
-	}
+	nrem -= cohorts_write_ledger(m);
 	if (nrem + nadd > 0 || m->call.erased_cohorts == NIL || m->call.retrained_now)
 		catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
 	if (m->def.mechanism == MECHANISM_NEWTON)

@@ -744,9 +744,12 @@ pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * A foreign table takes no TRUNCATE trigger, so TRUNCATE of a foreign
- * partition of a trained table (which carries the clone of its deferred
- * row trigger) is refused here, as the TRUNCATE guard refuses the others.
+ * The utility hook.  A foreign table takes no TRUNCATE trigger, so
+ * TRUNCATE of a foreign partition of a trained table (which carries the
+ * clone of its deferred row trigger) is refused here, as the TRUNCATE
+ * guard refuses the others.  And a command that takes rows out of a
+ * trained tree (TRUNCATE, DETACH PARTITION, DROP TABLE of a partition)
+ * has them counted before it runs and forgotten after (partition_erasure.c).
  */
 static ProcessUtility_hook_type prev_process_utility = NULL;
 
@@ -755,6 +758,8 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 					   ProcessUtilityContext context, ParamListInfo params,
 					   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	bool		prepared;
+
 	if (IsA(pstmt->utilityStmt, TruncateStmt))
 	{
 		ListCell   *lc;
@@ -773,10 +778,22 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 						 errhint("Use DELETE to erase rows with certified removal, or drop the models with unlearn_drop() first.")));
 		}
 	}
-	if (prev_process_utility)
-		prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	prepared = partition_erasure_prepare(pstmt->utilityStmt);
+	PG_TRY();
+	{
+		if (prev_process_utility)
+			prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		partition_erasure_clear();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (prepared)
+		partition_erasure_finish();
 }
 
 void
@@ -797,6 +814,19 @@ unlearn_truncate_trigger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("unlearn._forbid_truncate() must be called as a trigger")));
+	{
+		ExtensionContext ctx;
+		bool		allowed;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		enter_extension_context(&ctx);
+		allowed = partition_erasure_allows_truncate(RelationGetRelid(td->tg_relation));
+		leave_extension_context(&ctx);
+		SPI_finish();
+		if (allowed)
+			return PointerGetDatum(NULL);
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot truncate table \"%s\" because unlearn models are trained on it",
@@ -872,6 +902,39 @@ same_oid_arrays(Datum a, Datum b)
 	return nx == 0 || memcmp(ARR_DATA_PTR(x), ARR_DATA_PTR(y), sizeof(Oid) * nx) == 0;
 }
 
+/* the oids of stored that current lacks; NIL if current has one stored lacks */
+static List *
+lost_partitions(Datum stored, Datum current)
+{
+	ArrayType  *x = DatumGetArrayTypeP(stored);
+	ArrayType  *y = DatumGetArrayTypeP(current);
+	int			nx = ArrayGetNItems(ARR_NDIM(x), ARR_DIMS(x));
+	int			ny = ArrayGetNItems(ARR_NDIM(y), ARR_DIMS(y));
+	Oid		   *a = (Oid *) ARR_DATA_PTR(x);
+	Oid		   *b = (Oid *) ARR_DATA_PTR(y);
+	List	   *lost = NIL;
+	int			i,
+				j;
+
+	if (ARR_HASNULL(x) || ARR_HASNULL(y) || ARR_ELEMTYPE(x) != OIDOID || ARR_ELEMTYPE(y) != OIDOID)
+		return NIL;
+	for (j = 0; j < ny; j++)
+	{
+		for (i = 0; i < nx && a[i] != b[j]; i++)
+			;
+		if (i == nx)
+			return NIL;			/* gained one: not only a loss */
+	}
+	for (i = 0; i < nx; i++)
+	{
+		for (j = 0; j < ny && b[j] != a[i]; j++)
+			;
+		if (j == ny)
+			lost = lappend_oid(lost, a[i]);
+	}
+	return lost;
+}
+
 /*
  * A trained partitioned table whose set of partitions changed (CREATE
  * TABLE ... PARTITION OF, ATTACH, DETACH, DROP of a partition) gains its
@@ -884,6 +947,7 @@ static void
 sync_partition_sets(Oid caller)
 {
 	List	   *sources = NIL;
+	List	   *losses = NIL;	/* per source: the partitions it lost */
 	ListCell   *lc;
 	uint64		i;
 
@@ -903,13 +967,17 @@ sync_partition_sets(Oid caller)
 		Datum		current = partition_set(relid, &n);
 
 		if (isnull || !same_oid_arrays(stored, current))
+		{
 			sources = lappend_oid(sources, relid);
+			losses = lappend(losses, isnull ? NIL : lost_partitions(stored, current));
+		}
 	}
 	foreach(lc, sources)
 	{
 		Oid			relid = lfirst_oid(lc);
 		List	   *refs;
 		ListCell   *lc2;
+		List	   *lost = lfirst(list_nth_cell(losses, foreach_current_index(lc)));
 
 		catalog_attach_triggers(relid);
 		refs = catalog_models_of_relation(relid);
@@ -919,27 +987,41 @@ sync_partition_sets(Oid caller)
 
 			if (m == NULL)
 				continue;
-			if (!model_owner_may_read(m))
-			{
-				/* no weights from rows its owner may not read: counts only */
-				int64		skipped;
-
-				suspend_if_owner_may_not_read(m, caller);
-				m->released.rows = model_row_count(m, &skipped);
-				m->released.skipped = skipped;
-				catalog_update_model(m);
-				catalog_ledger(m, "repartition", 0, 0, m->released.spent, false);
+			/* whole cohorts, or no row of the model, left (partition_erasure.c) */
+			if (model_owner_may_read(m) && partition_erasure_apply(m, lost))
 				continue;
-			}
-			retrain_or_rest(m, false, "The partitions of its table changed.");
-			m->released.retrains++;
-			m->call.retrained_now = true;
-			catalog_update_model(m);
-			cohorts_after_change(m, NULL, NULL);
-			catalog_ledger(m, "repartition", 0, 0, m->released.spent, true);
+			retrain_after_rows_left(m, caller, "repartition", "The partitions of its table changed.");
 		}
 		catalog_set_partitions(relid);
 	}
+}
+
+/*
+ * Bring m to its table after rows entered or left it without a statement:
+ * retrain it (or put it to rest), or, if its owner may no longer read the
+ * table, suspend it and count the rows; ledger operation `operation`.
+ */
+void
+retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, const char *why)
+{
+	if (!model_owner_may_read(m))
+	{
+		/* no weights from rows its owner may not read: counts only */
+		int64		skipped;
+
+		suspend_if_owner_may_not_read(m, caller);
+		m->released.rows = model_row_count(m, &skipped);
+		m->released.skipped = skipped;
+		catalog_update_model(m);
+		catalog_ledger(m, operation, 0, 0, m->released.spent, false);
+		return;
+	}
+	retrain_or_rest(m, false, why);
+	m->released.retrains++;
+	m->call.retrained_now = true;
+	catalog_update_model(m);
+	cohorts_after_change(m, NULL, NULL);
+	catalog_ledger(m, operation, 0, 0, m->released.spent, true);
 }
 
 /*

@@ -375,6 +375,46 @@ column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 }
 
 /*
+ * Add (sign 1) or take away (-1) one raw row's terms of S1 and S2 to
+ * sums (2 per column), as column_sums_apply takes them: for the sums a
+ * cohort keeps (mechanism/cohort.c).
+ */
+void
+column_sums_of_row(const UnlearnModel *m, const double *x, double *sums, double sign)
+{
+	int			ncol = map_columns(m);
+	int			per = m->def.feature_array ? m->def.dims : 1;
+	int			c,
+				e;
+
+	for (c = 0; c < ncol; c++)
+		for (e = 0; e < per; e++)
+		{
+			double		t = sum_term(m, c, x[c + e]);
+
+			sums[2 * c] += sign * t;
+			sums[2 * c + 1] += sign * t * t;
+		}
+}
+
+/*
+ * Take away the sums of `rows` raw rows that left together (a cohort's)
+ * and say whether centre and spread still hold, as column_map_update.
+ */
+bool
+column_map_update_sums(UnlearnModel *m, const double *sums, int64 rows)
+{
+	int			c;
+
+	if (m->def.preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
+		return true;
+	for (c = 0; c < 2 * map_columns(m); c++)
+		m->state.column_sums[c] -= sums[c];
+	return column_map_holds(m, m->released.rows - rows, m->released.trained_rows +
+							m->released.removed + m->released.inserted + rows);
+}
+
+/*
  * Take one statement's raw rows into the sums of a 'standardize' model
  * and say whether its centre and spread still hold; false means the
  * model must be retrained on the rows left.

@@ -180,5 +180,7 @@ extern double gaussian_log_ratio(double phi, double mu_in, double sd_in, double 
 extern void packed_factor_product(const double *lp, int p, double *v);
 extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
 							  const struct RowBatch *added);
+extern void column_sums_of_row(const UnlearnModel *m, const double *x, double *sums, double sign);
+extern bool column_map_update_sums(UnlearnModel *m, const double *sums, int64 rows);
 
 #endif							/* UNLEARN_MATH_H */

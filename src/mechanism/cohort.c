@@ -72,6 +72,38 @@ cohort_updates(const UnlearnModel *m, const CohortStats *cs)
 	return cs->buffer + (PACKED_SIZE(m->def.p) + m->def.p + 3) * m->released.nclasses;
 }
 
+/* n_c: a classifier's rows per label, nlabels of them */
+double *
+cohort_label_rows(const UnlearnModel *m, const CohortStats *cs)
+{
+	return cohort_updates(m, cs) + 1;
+}
+
+static int
+cohort_labels(const UnlearnModel *m)
+{
+	return m->def.loss == LOSS_SQUARED ? 0 : m->released.nlabels;
+}
+
+/* S_c: the column sums of a 'standardize' model, or NULL */
+double *
+cohort_column_sums(const UnlearnModel *m, const CohortStats *cs)
+{
+	if (m->def.preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
+		return NULL;
+	return cohort_label_rows(m, cs) + cohort_labels(m);
+}
+
+/* doubles of a cohort's statistics (unlearn.h) */
+Size
+cohort_doubles(const UnlearnModel *m)
+{
+	return (PACKED_SIZE(m->def.p) + m->def.p + 3) * m->released.nclasses + 1 +
+		cohort_labels(m) +
+		(m->def.preprocess == PREPROCESS_STANDARDIZE && m->state.column_sums != NULL ?
+		 2 * map_columns(m) : 0);
+}
+
 /* a_k: the anchor of class k, or NULL for the origin (least squares) */
 static const double *
 cohort_anchor(const UnlearnModel *m, int k)
@@ -126,13 +158,23 @@ cohort_add_rows(const UnlearnModel *m, CohortStats *cs, const StepRows *rows,
 bool
 cohort_stats_plausible(const UnlearnModel *m, const CohortStats *cs)
 {
-	Size		n = COHORT_DOUBLES(m->released.nclasses, m->def.p);
+	Size		n = cohort_doubles(m);
+	double	   *labels = cohort_label_rows(m, cs);
+	double		labelled = 0.0;
 	Size		i;
 	int			k;
 
 	for (i = 0; i < n; i++)
 		if (!isfinite(cs->buffer[i]))
 			return false;
+	for (k = 0; k < cohort_labels(m); k++)
+	{
+		if (labels[k] < 0.0 || labels[k] != floor(labels[k]))
+			return false;
+		labelled += labels[k];
+	}
+	if (cohort_labels(m) > 0 && labelled != (double) cs->rows)
+		return false;
 	for (k = 0; k < m->released.nclasses; k++)
 	{
 		double	   *sums = cohort_sums(m, cs, k);

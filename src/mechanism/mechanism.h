@@ -150,6 +150,9 @@ extern void newton_exact_remainder(UnlearnModel *m, const StepRows *rems, const 
 /* cohort.c: a cohort's statistics and its erasure */
 extern double *cohort_hessian(const UnlearnModel *m, const CohortStats *cs, int k);
 extern double *cohort_gradient(const UnlearnModel *m, const CohortStats *cs, int k);
+extern double *cohort_label_rows(const UnlearnModel *m, const CohortStats *cs);
+extern double *cohort_column_sums(const UnlearnModel *m, const CohortStats *cs);
+extern Size cohort_doubles(const UnlearnModel *m);
 extern void cohort_add_rows(const UnlearnModel *m, CohortStats *cs, const StepRows *rows,
 							const int *index, int count, double sign);
 extern bool cohort_stats_plausible(const UnlearnModel *m, const CohortStats *cs);

@@ -34,7 +34,7 @@
 static Datum
 stats_bytea(const UnlearnModel *m, const CohortStats *cs)
 {
-	Size		n = COHORT_DOUBLES(m->released.nclasses, m->def.p) * sizeof(double);
+	Size		n = cohort_doubles(m) * sizeof(double);
 	bytea	   *b = (bytea *) palloc(VARHDRSZ + n);
 
 	SET_VARSIZE(b, VARHDRSZ + n);
@@ -50,7 +50,7 @@ cohort_new(const UnlearnModel *m, const char *key)
 
 	cs->key = pstrdup(key);
 	cs->buffer = MemoryContextAllocZero(CurrentMemoryContext,
-										COHORT_DOUBLES(m->released.nclasses, m->def.p) * sizeof(double));
+										cohort_doubles(m) * sizeof(double));
 	cs->fresh = true;
 	return cs;
 }
@@ -65,7 +65,7 @@ cohort_store_load(UnlearnModel *m, Datum keys)
 {
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		args[2];
-	Size		n = COHORT_DOUBLES(m->released.nclasses, m->def.p) * sizeof(double);
+	Size		n = cohort_doubles(m) * sizeof(double);
 	List	   *out = NIL;
 	uint64		r;
 	int			ret;

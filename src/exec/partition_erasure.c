@@ -1,0 +1,501 @@
+/*-------------------------------------------------------------------------
+ *
+ * partition_erasure.c
+ *	  Rows that leave a trained table without a DML statement, as an
+ *	  erasure: a partition DETACHed or DROPped, a table of a trained tree
+ *	  TRUNCATEd.  Before the command runs (the utility hook, trigger.c) the
+ *	  rows that will leave are counted, per cohort, for every immediate
+ *	  model of the tree; after it, each model whose leaving rows are whole
+ *	  cohorts it keeps (or no row of it at all, or every row of it) forgets
+ *	  them from their statistics (cohorts.c) instead of retraining.
+ *
+ * Invariants:
+ *	- The count runs after the command's own locks are taken (the same
+ *	  locks, in the same order as every such command through this hook:
+ *	  the parent, then the partition), so no row enters or leaves the
+ *	  partition between the count and the command; and only for a role
+ *	  that may run the command (owner, or TRUNCATE privilege), so that
+ *	  no role queues a lock it could not hold.
+ *	- A model whose rows cannot be forgotten this way is left to the
+ *	  usual path: DETACH and DROP retrain it (sync_partition_sets), and
+ *	  TRUNCATE stays refused unless every model of the tree forgets.
+ *	- The counts are those of the current command only: cleared when it
+ *	  ends, successfully or not.
+ *
+ * Cost: one scan of the leaving rows, reading the model's columns and
+ * the cohort column, O(rows leaving); then per model O(p^3) per cohort
+ * (or O(n p) per measuring pass), against a retraining's O(n p^2) passes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "exec/exec.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+/* one model's rows that a command will take out of its table */
+typedef struct LeavingRows
+{
+	char	   *model;
+	Oid			root;
+	Oid			target;			/* the table the command names */
+	List	   *leaves;			/* the tables whose rows leave */
+	List	   *truncated;		/* TRUNCATE: the tables the guard saw go */
+	bool		truncate;
+	int			nkeys;
+	char	  **keys;			/* cohort keys of the leaving model rows */
+	int64	   *counts;			/* and their model rows */
+	int64		rows;			/* model rows leaving */
+	int64		outside;		/* rows outside the model leaving */
+	bool		forgettable;	/* whole kept cohorts, none, or all rows */
+} LeavingRows;
+
+static List *leaving = NIL;		/* of LeavingRows, in TopTransactionContext */
+
+/* the top of relid's partition tree */
+static Oid
+tree_root(Oid relid)
+{
+	List	   *ancestors = get_partition_ancestors(relid);
+
+	return ancestors == NIL ? relid : llast_oid(ancestors);
+}
+
+/* relid itself, or its leaf partitions */
+static List *
+leaf_tables(Oid relid)
+{
+	List	   *out = NIL;
+	uint64		i;
+	Oid			types[1] = {REGCLASSOID};
+	Datum		v[1];
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return list_make1_oid(relid);
+	v[0] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) WHERE isleaf",
+							  1, types, v, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the partitions of %s", relation_qualified_name(relid));
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		out = lappend_oid(out, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															  SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	return out;
+}
+
+/*
+ * Count, for model m, the rows of the leaves by cohort key into lr: its
+ * model rows per key, and the rows outside it.  As the table's owner.
+ */
+static void
+count_leaving(UnlearnModel *m, LeavingRows *lr)
+{
+	StringInfoData cond;
+	ExtensionContext ctx;
+	Oid			classes_type = TEXTARRAYOID;
+	Datum		classes = m->def.classes_declared ?
+		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
+	Oid			base = InvalidOid;
+	ListCell   *lc;
+	List	   *keys = NIL;
+	List	   *counts = NIL;
+	int			i;
+
+	initStringInfo(&cond);
+	append_model_row_condition(m, &cond, 1);
+	if (m->def.cohort != NULL)
+		base = getBaseType(get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort)));
+	lr->forgettable = true;
+	enter_table_owner_context(m->def.source, &ctx);
+	foreach(lc, lr->leaves)
+	{
+		Oid			leaf = lfirst_oid(lc);
+		uint64		r;
+
+		if (SPI_execute_with_args(psprintf("SELECT %s, pg_catalog.count(*) FILTER (WHERE %s), pg_catalog.count(*) "
+										   "FROM ONLY %s GROUP BY 1",
+										   m->def.cohort != NULL ? quote_identifier(m->def.cohort) : "NULL::text",
+										   cond.data, relation_qualified_name(leaf)),
+								  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not count the rows of %s", relation_qualified_name(leaf));
+		for (r = 0; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
+			int64		kept = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+			int64		all = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+			char	   *key = NULL;
+
+			lr->rows += kept;
+			lr->outside += all - kept;
+			if (kept == 0)
+				continue;
+			if (m->def.cohort != NULL && !isnull)
+			{
+				MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+				key = cohort_key(base, d);
+				MemoryContextSwitchTo(old);
+			}
+			if (key == NULL)
+				lr->forgettable = false;	/* rows in no cohort */
+			else
+			{
+				int64	   *count = MemoryContextAlloc(TopTransactionContext, sizeof(int64));
+
+				*count = kept;
+				keys = lappend(keys, key);
+				counts = lappend(counts, count);
+			}
+		}
+	}
+	leave_extension_context(&ctx);
+	lr->nkeys = list_length(keys);
+	lr->keys = MemoryContextAlloc(TopTransactionContext, sizeof(char *) * Max(lr->nkeys, 1));
+	lr->counts = MemoryContextAlloc(TopTransactionContext, sizeof(int64) * Max(lr->nkeys, 1));
+	i = 0;
+	foreach(lc, keys)
+	{
+		lr->keys[i] = (char *) lfirst(lc);
+		lr->counts[i] = *(int64 *) list_nth(counts, i);
+		i++;
+	}
+	/* no model row, or all of them, leave: nothing to take from statistics */
+	if (lr->rows == 0 || lr->rows == m->released.rows)
+		lr->forgettable = true;
+	else if (m->def.cohort == NULL || m->def.mechanism != MECHANISM_NEWTON)
+		lr->forgettable = false;
+}
+
+static LeavingRows *
+leaving_rows_of(const char *model)
+{
+	ListCell   *lc;
+
+	foreach(lc, leaving)
+		if (strcmp(((LeavingRows *) lfirst(lc))->model, model) == 0)
+			return (LeavingRows *) lfirst(lc);
+	return NULL;
+}
+
+/*
+ * The rows of leaves will leave root's tree: count them for each
+ * immediate model of the tree (LeavingRows), after taking the command's
+ * locks.
+ */
+static void
+prepare_leaving(Oid root, Oid parent, Oid relid, bool truncate)
+{
+	List	   *refs = catalog_models_of_relation(root);
+	List	   *leaves;
+	ListCell   *lc;
+
+	if (refs == NIL)
+		return;
+	if (OidIsValid(parent))
+		LockRelationOid(parent, AccessExclusiveLock);
+	LockRelationOid(relid, AccessExclusiveLock);
+	leaves = leaf_tables(relid);
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = (ModelRef *) lfirst(lc);
+		UnlearnModel *m;
+		LeavingRows *lr;
+		MemoryContext old;
+
+		if (ref->deferred)
+			continue;
+		m = catalog_load_model(ref->name, false, false, true);
+		if (m == NULL)
+			continue;
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		if ((lr = leaving_rows_of(ref->name)) != NULL)
+		{
+			/* a second table of the same command: the usual path */
+			lr->leaves = list_concat(lr->leaves, leaves);
+			lr->forgettable = false;
+			MemoryContextSwitchTo(old);
+			continue;
+		}
+		lr = palloc0(sizeof(LeavingRows));
+		lr->model = pstrdup(ref->name);
+		lr->root = root;
+		lr->target = relid;
+		lr->leaves = list_copy(leaves);
+		lr->truncate = truncate;
+		MemoryContextSwitchTo(old);
+		if (m->released.status == MODEL_READY)
+			count_leaving(m, lr);
+		else
+			lr->forgettable = true; /* it only counts rows */
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		leaving = lappend(leaving, lr);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* a table whose rows a command will take out of a trained tree */
+typedef struct LeavingTable
+{
+	Oid			root;
+	Oid			parent;			/* to lock first (DETACH, DROP), or 0 */
+	Oid			relid;
+	bool		truncate;
+} LeavingTable;
+
+/*
+ * Add relid to *out if it is in a tree with models and the caller may run
+ * the command on it (so that no role queues a lock it could not hold).
+ * Names are resolved as the caller resolves them, before the extension's
+ * context; partition_erasure_apply and the TRUNCATE guard check that the
+ * command took out exactly the tables counted.
+ */
+static void
+add_leaving(List **out, Oid relid, Oid parent, bool truncate)
+{
+	LeavingTable *t;
+	Oid			root;
+
+	if (!OidIsValid(relid))
+		return;
+	if (truncate ? pg_class_aclcheck(relid, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK :
+		!pg_class_ownercheck(relid, GetUserId()) ||
+		(OidIsValid(parent) && !pg_class_ownercheck(parent, GetUserId())))
+		return;
+	root = tree_root(relid);
+	t = palloc(sizeof(LeavingTable));
+	t->root = root;
+	t->parent = parent;
+	t->relid = relid;
+	t->truncate = truncate;
+	*out = lappend(*out, t);
+}
+
+static List *
+leaving_tables(Node *stmt)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	if (IsA(stmt, TruncateStmt))
+	{
+		foreach(lc, ((TruncateStmt *) stmt)->relations)
+			add_leaving(&out, RangeVarGetRelid((RangeVar *) lfirst(lc), NoLock, true),
+						InvalidOid, true);
+	}
+	else if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_TABLE)
+	{
+		foreach(lc, ((DropStmt *) stmt)->objects)
+		{
+			Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList((List *) lfirst(lc)),
+												 NoLock, true);
+
+			if (OidIsValid(relid) && get_rel_relispartition(relid))
+				add_leaving(&out, relid, get_partition_parent(relid, false), false);
+		}
+	}
+	else if (IsA(stmt, AlterTableStmt))
+	{
+		AlterTableStmt *alter = (AlterTableStmt *) stmt;
+		Oid			parent = RangeVarGetRelid(alter->relation, NoLock, true);
+
+		foreach(lc, alter->cmds)
+		{
+			AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+			PartitionCmd *pc;
+
+			if (cmd->subtype != AT_DetachPartition || !OidIsValid(parent))
+				continue;
+			pc = (PartitionCmd *) cmd->def;
+			/* CONCURRENTLY runs in transactions of its own: the usual path */
+			if (!pc->concurrent)
+				add_leaving(&out, RangeVarGetRelid(pc->name, NoLock, true), parent, false);
+		}
+	}
+	return out;
+}
+
+/*
+ * Before a utility command: count the rows it will take out of trained
+ * tables.  Returns whether there were any (partition_erasure_finish
+ * must then run after the command, or partition_erasure_clear if it
+ * fails).
+ */
+bool
+partition_erasure_prepare(Node *stmt)
+{
+	ExtensionContext ctx;
+	List	   *tables;
+	ListCell   *lc;
+
+	if (!IsA(stmt, TruncateStmt) && !IsA(stmt, DropStmt) && !IsA(stmt, AlterTableStmt))
+		return false;
+	if (!IsTransactionState() || !state_store_available() ||
+		!OidIsValid(get_namespace_oid("unlearn", true)))
+		return false;
+	tables = leaving_tables(stmt);
+	if (tables == NIL)
+		return false;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	foreach(lc, tables)
+	{
+		LeavingTable *t = (LeavingTable *) lfirst(lc);
+
+		prepare_leaving(t->root, t->parent, t->relid, t->truncate);
+	}
+	leave_extension_context(&ctx);
+	SPI_finish();
+	return leaving != NIL;
+}
+
+void
+partition_erasure_clear(void)
+{
+	leaving = NIL;
+}
+
+/*
+ * May TRUNCATE go through on relid (the TRUNCATE guard, trigger.c)?  Yes
+ * if its tree has no deferred model and this command counted its rows
+ * for every model: each then forgets them after the command, from its
+ * cohorts' statistics or by retraining (partition_erasure_finish).
+ */
+bool
+partition_erasure_allows_truncate(Oid relid)
+{
+	Oid			root = tree_root(relid);
+	List	   *refs = catalog_models_of_relation(root);
+	ListCell   *lc;
+
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = (ModelRef *) lfirst(lc);
+		LeavingRows *lr = leaving_rows_of(ref->name);
+
+		if (ref->deferred || lr == NULL || !lr->truncate ||
+			!(relid == lr->target || list_member_oid(lr->leaves, relid) ||
+			  list_member_oid(get_partition_ancestors(relid), lr->target)))
+			return false;
+	}
+	foreach(lc, refs)
+	{
+		LeavingRows *lr = leaving_rows_of(((ModelRef *) lfirst(lc))->name);
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		lr->truncated = lappend_oid(lr->truncated, relid);
+		MemoryContextSwitchTo(old);
+	}
+	return refs != NIL;
+}
+
+/*
+ * Whether m, whose table lost the tables lost (leaves among them) without
+ * a statement, forgets their rows here (sync_partition_sets calls this
+ * before it would retrain m, partition_erasure_finish after TRUNCATE): if
+ * so, m is brought to its table and written with its ledger line.  Every
+ * counted table must be among lost.
+ */
+bool
+partition_erasure_apply(UnlearnModel *m, List *lost)
+{
+	LeavingRows *lr = leaving_rows_of(m->def.name);
+	bool		done = false;
+	ListCell   *lc;
+
+	if (lr == NULL || !lr->forgettable)
+		return false;
+	/* exactly the counted tables left (a name may have moved meanwhile) */
+	foreach(lc, lr->leaves)
+		if (!list_member_oid(lost, lfirst_oid(lc)))
+			return false;
+	m->released.removed += lr->rows;
+	m->released.skipped = Max(m->released.skipped - lr->outside, 0);
+	if (m->released.status != MODEL_READY || lr->rows == 0)
+	{
+		m->released.rows -= lr->rows;
+		done = true;
+	}
+	else if (m->released.rows - lr->rows < m->def.p)
+	{
+		/* too few rows left: it rests, releasing and keeping nothing */
+		retrain_or_rest(m, false, NULL);
+		done = true;
+	}
+	else
+	{
+		Datum	   *d = palloc(sizeof(Datum) * Max(lr->nkeys, 1));
+		int			i;
+
+		for (i = 0; i < lr->nkeys; i++)
+			d[i] = CStringGetTextDatum(lr->keys[i]);
+		catalog_checkout_matrices(m);
+		done = cohorts_erase_counted(m, PointerGetDatum(construct_array(d, lr->nkeys, TEXTOID, -1, false,
+																		 TYPALIGN_INT)),
+									 lr->keys, lr->counts, lr->nkeys);
+	}
+	if (!done)
+	{
+		m->released.removed -= lr->rows;
+		m->released.skipped += lr->outside;
+		return false;
+	}
+	catalog_update_model(m);
+	cohorts_after_change(m, NULL, NULL);
+	if (cohorts_write_ledger(m) == 0)
+		catalog_ledger(m, lr->truncate ? "truncate" : "repartition", lr->rows, 0, 0.0,
+					   m->call.retrained_now);
+	lr->forgettable = false;	/* applied once */
+	return true;
+}
+
+/*
+ * After the command: the models whose rows left by TRUNCATE (which no
+ * event trigger follows) forget them.  DETACH and DROP are followed by
+ * sync_partition_sets, which calls partition_erasure_apply.
+ */
+void
+partition_erasure_finish(void)
+{
+	ExtensionContext ctx;
+	ListCell   *lc;
+
+	if (leaving == NIL)
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	foreach(lc, leaving)
+	{
+		LeavingRows *lr = (LeavingRows *) lfirst(lc);
+		UnlearnModel *m;
+
+		if (!lr->truncate)
+			continue;
+		m = catalog_load_model(lr->model, true, true, true);
+		if (m == NULL || (model_owner_may_read(m) && partition_erasure_apply(m, lr->truncated)))
+			continue;
+		retrain_after_rows_left(m, ctx.caller, "truncate", "Rows of its table were truncated.");
+	}
+	leave_extension_context(&ctx);
+	SPI_finish();
+	leaving = NIL;
+}
