@@ -16,12 +16,13 @@ or with rows of other cohorts), single and multi-row DELETE, INSERT into
 existing, new and erased cohort values, UPDATE of features (some rows, or
 all of a cohort) and of labels, UPDATE moving some or all of a cohort's rows
 to another value (or to NULL), INSERT ... ON CONFLICT DO UPDATE, MERGE
-(one deleting a cohort whole), unlearn_forget_cohort, and four
-BEGIN ... ROLLBACK blocks.  After each, for each model, on one
+(one deleting a cohort whole), unlearn_forget_cohort, a DELETE of a
+whole cohort rolled back to a savepoint before a DELETE of some of its
+rows, and four BEGIN ... ROLLBACK blocks.  After each, for each model, on one
 REPEATABLE READ snapshot of the table and the catalog:
 
-  1. unlearn_verify: residual <= spent (a failure is critical), and
-     spent <= budget for the logistic models;
+  1. unlearn_verify: residual <= spent (a failure is critical), spent <=
+     budget for the logistic models, and certified;
   2. unlearn.models.rows equals the table's count, the state is ready;
   3. least squares: coef equals the NumPy solution of
      (2 Z'Z + Lambda I) w = 2 Z'y - b to 1e-9 (relative): the loss is
@@ -33,10 +34,11 @@ REPEATABLE READ snapshot of the table and the catalog:
      table's rows at the model's anchor (the origin for least squares) to
      1e-9 relative: H_c = sum l''(a.x) x x', g_c = sum l'(a.x) x,
      C_c = sum l''(a.x); M_c and W_c are at least the sums of |l'| and l''
-     over the current rows, N_c at least the rows; unlearn_cohorts lists
-     the same cohorts;
+     over the current rows, N_c at least the rows; where the build keeps
+     them after N_c, the rows per label n_c equal the table's; unlearn_cohorts
+     lists the same cohorts;
   5. the kept values are a subset of those kept before, or, when the
-     statistics were rebuilt (a retrain; for a logistic model, a moved
+     statistics were rebuilt (a training; for a logistic model, a moved
      anchor), exactly the tenant values of the table;
   6. the statement's 'cohort' ledger lines remove as many rows as the kept
      cohorts it emptied (none if it emptied none).  An emptied cohort whose
@@ -240,6 +242,13 @@ class Workload:
                     "WHEN NOT MATCHED THEN INSERT (id, tenant, x1, x2, x3, x4, x5, x6, y, pos, cls) "
                     "VALUES (s.id, s.tenant, 0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 1.5, true, 'mid')",
                     [target, upd] + columns_of(rows))
+        if kind == "savepoint":
+            target = self.whole_target(tab, original) or self.other_value(tab, None)
+            ids = self.pick_ids(tab, 3, target)
+            return (kind, "SAVEPOINT; DELETE cohort %s (%d rows); ROLLBACK TO SAVEPOINT; DELETE %d of its rows" %
+                    (target, tab.count(target), len(ids)),
+                    "SAVEPOINT s; DELETE FROM ccheck WHERE tenant = %s; ROLLBACK TO SAVEPOINT s; "
+                    "DELETE FROM ccheck WHERE id = ANY(%s)", [target, ids])
         if kind == "delete_one":
             i = self.pick_ids(tab, 1)[0]
             return (kind, "DELETE row %d (%s)" % (i, tab.tenant_of[i]), "DELETE FROM ccheck WHERE id = %s", [i])
@@ -311,16 +320,25 @@ class Workload:
 
 # --- the model checks -------------------------------------------------------
 
-def unpack(buf, K, p):
-    """COHORT_DOUBLES(K, p) doubles: K packed H, K g, K x (C, M, W), N"""
+def unpack(buf, K, p, labels, columns):
+    """COHORT_DOUBLES(K, p) = K (p(p+1)/2 + p + 3) + 1 doubles: K packed H,
+    K g, K x (C, M, W), N; then, in builds that keep them, n_c (a
+    classifier's rows per label) and S_c (a 'standardize' model's column
+    sums, 2 per column).  Returns (h, g, sums, N, n_c or None), or None for
+    a buffer of another size."""
     v = np.frombuffer(bytes(buf), dtype="<f8")
     packed = p * (p + 1) // 2
-    if len(v) != K * (packed + p + 3) + 1:
+    base = K * (packed + p + 3) + 1
+    if len(v) == base:
+        label_rows = None
+    elif len(v) == base + labels + columns:
+        label_rows = v[base:base + labels] if labels else None
+    else:
         return None
     h = v[:K * packed].reshape(K, packed)
     g = v[K * packed:K * (packed + p)].reshape(K, p)
     sums = v[K * (packed + p):K * (packed + p + 3)].reshape(K, 3)
-    return h, g, sums, v[-1]
+    return h, g, sums, v[base - 1], label_rows
 
 
 def pack_lower(a):
@@ -344,10 +362,11 @@ class Model:
 
 def read_model(cur, name):
     cur.execute("SELECT loss, rows, coef, reg, scale, intercept, intercept_scaling, centre, spread, "
-                "classes, state, retrains, spent, budget FROM unlearn.models WHERE model = %s", (name,))
+                "classes, state, retrains, spent, budget, preprocess FROM unlearn.models WHERE model = %s",
+                (name,))
     r = cur.fetchone()
     keys = ("loss", "rows", "coef", "reg", "scale", "intercept", "a", "centre", "spread", "classes",
-            "state", "retrains", "spent", "budget")
+            "state", "retrains", "spent", "budget", "preprocess")
     m = dict(zip(keys, r))
     cur.execute("SELECT noise, anchor FROM unlearn.model_state WHERE model = %s", (name,))
     noise, anchor = cur.fetchone()
@@ -397,6 +416,8 @@ def check_model(cur, model, tab, before, after_ledger, step, what):
         fail("%s: verify residual %r above spent %r" % (tag, residual, spent), True)
     if name in LOGISTIC and not spent <= budget:
         fail("%s: spent %r above budget %r" % (tag, spent, budget))
+    if not certified:
+        fail("%s: not certified (residual %r, spent %r, budget %r)" % (tag, residual, spent, budget))
     n = len(tab.ids)
     if m["rows"] != n:
         fail("%s: model rows %d, table rows %d" % (tag, m["rows"], n))
@@ -425,8 +446,8 @@ def check_model(cur, model, tab, before, after_ledger, step, what):
     listed = dict(cur.fetchall())
     if listed != kept:
         fail("%s: unlearn_cohorts lists %s, unlearn.cohorts has %s" % (tag, listed, kept))
-    rebuilt = (model.retrains is not None and m["retrains"] != model.retrains) or \
-        (m["loss"] != "squared" and model.anchor is not None and m["anchor_bytes"] != model.anchor)
+    rebuilt = model.anchor is None or m["retrains"] != model.retrains or \
+        (m["loss"] != "squared" and m["anchor_bytes"] != model.anchor)   # a training, or a moved anchor
     if rebuilt:
         counts["rebuilds"] += 1
         if set(kept) != set(tab.by_tenant):
@@ -467,11 +488,20 @@ def check_model(cur, model, tab, before, after_ledger, step, what):
         if rows != int(mask.sum()):
             fail("%s: %d rows stored, %d in the table" % (ctag, rows, int(mask.sum())))
             continue
-        parts = unpack(stats, K, p)
+        labels = 0 if m["loss"] == "squared" else len(m["classes"])
+        columns = 2 * D if m["preprocess"] == "standardize" else 0
+        parts = unpack(stats, K, p, labels, columns)
         if parts is None:
             fail("%s: stats of %d bytes" % (ctag, len(stats)))
             continue
-        h, g, sums, updates = parts
+        h, g, sums, updates, label_rows = parts
+        if label_rows is not None:
+            counts["label rows checked"] = counts.get("label rows checked", 0) + 1
+            values = tab.pos if K == 1 and labels == 2 else tab.cls
+            want = [sum(1 for v, inside in zip(values, mask) if inside and str(v).lower() == str(label))
+                    for label in m["classes"]]
+            if list(label_rows) != want:
+                fail("%s: rows per label %s, the table's %s" % (ctag, list(label_rows), want))
         zc = z[mask]
         for k in range(K):
             d1, d2 = derivatives(m["loss"], zs[k][mask], t[k][mask])
@@ -614,7 +644,7 @@ def run(conn, chk):
     tab = check_all(chk, models, None, {}, 0, "after training")
 
     kinds = (["delete_cohort"] * 5 + ["forget_cohort"] * 3 + ["move_whole"] * 2 + ["mixed_delete"] * 2 +
-             ["merge_whole"] * 1 + ["delete_one"] * 6 + ["delete_multi"] * 6 + ["insert_existing"] * 6 +
+             ["merge_whole"] * 1 + ["delete_one"] * 5 + ["savepoint"] * 1 + ["delete_multi"] * 6 + ["insert_existing"] * 6 +
              ["insert_new"] * 7 + ["update_features"] * 5 + ["update_label"] * 2 + ["update_move"] * 6 +
              ["upsert"] * 3 + ["merge"] * 2 + ["rollback"] * 4)
     kinds = [kinds[i] for i in rng.permutation(len(kinds))]
@@ -713,6 +743,8 @@ def main():
                                           counts["cohorts checked"], counts["rebuilds"], erasures,
                                           counts["fallbacks"], counts.get("rows at the end", 0),
                                           time.time() - started))
+    if counts.get("label rows checked"):
+        print("check_cohorts: rows per label (n_c) compared in %d cohort statistics" % counts["label rows checked"])
     if critical:
         print("check_cohorts: CRITICAL: %d residuals above spent" % len(critical))
     print("check_cohorts: %s" % ("FAIL (%d)" % len(failures) if failures else "ok"))

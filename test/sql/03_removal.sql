@@ -67,8 +67,14 @@ SELECT pg_temp.fingerprint('rm') AS before_nan \gset
 UPDATE rm SET pixels[3] = 'NaN' WHERE id = (SELECT min(id) FROM rm);
 SELECT pg_temp.fingerprint('rm') = :'before_nan' AS unchanged;
 
--- TRUNCATE is refused with an explanation
+-- TRUNCATE forgets every row: the model rests, releasing and keeping nothing
+-- (rolled back here)
+BEGIN;
 TRUNCATE rm;
+SELECT state, rows, spent FROM unlearn.status WHERE model = 'rm';
+SELECT count(*) AS state_rows FROM unlearn.model_state WHERE model = 'rm';
+ROLLBACK;
+SELECT state, rows = (SELECT count(*) FROM rm) AS in_step FROM unlearn.status WHERE model = 'rm';
 
 -- the triggers cannot be disabled, dropped, or the columns changed under a model
 ALTER TABLE rm DISABLE TRIGGER unlearn_after_delete;

@@ -1,7 +1,8 @@
 -- Partitioned tables: a model trained on the root follows DML through any
 -- partition, and a change of the partition set (CREATE ... PARTITION OF,
--- ATTACH, DETACH, DROP) retrains it on the table's rows.  TRUNCATE of a
--- partition is refused; inheritance is refused.
+-- ATTACH, DETACH, DROP) and TRUNCATE of a partition retrain it on the
+-- table's rows (a model with cohorts forgets them instead: 31_cohorts).
+-- Inheritance is refused.
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
 CREATE TABLE pt (id int, grp int, age float8, sex float8, bmi float8, bp float8, s1 float8,
@@ -44,6 +45,8 @@ INSERT INTO results SELECT * FROM pg_temp.check('insert into a partition');
 UPDATE pt SET grp = 1 - grp, target = target + 1 WHERE id BETWEEN 100 AND 110;
 INSERT INTO results SELECT * FROM pg_temp.check('cross-partition update');
 TRUNCATE pt_b;
+INSERT INTO results SELECT * FROM pg_temp.check('truncate of a partition');
+INSERT INTO pt SELECT id + 4000, 1, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target FROM diabetes WHERE id >= 100;
 -- one query that writes a partition directly and the root: its parts are
 -- applied together
 WITH gone AS (DELETE FROM pt_b WHERE id BETWEEN 120 AND 160 RETURNING *)
