@@ -25,6 +25,11 @@ CREATE TABLE unlearn.cohorts (
 	PRIMARY KEY (model, cohort)
 );
 ALTER TABLE unlearn.cohorts ALTER COLUMN stats SET STORAGE EXTERNAL;
+-- no planner statistics: they would keep erased values, and leakproof
+-- comparisons would let a role that sees no row probe them
+ALTER TABLE unlearn.cohorts ALTER COLUMN cohort SET STATISTICS 0,
+	ALTER COLUMN rows SET STATISTICS 0, ALTER COLUMN stats SET STATISTICS 0,
+	ALTER COLUMN model SET STATISTICS 0, ALTER COLUMN owner SET STATISTICS 0;
 COMMENT ON TABLE unlearn.cohorts IS 'owner-only statistics of each cohort of a model trained with a cohort column: its rows, and per class the Hessian''s data part, the gradient, and the weight and magnitude sums of its rows at the anchor';
 
 ALTER TABLE unlearn.cohorts ENABLE ROW LEVEL SECURITY;
@@ -54,7 +59,8 @@ SELECT m.model, m.source, m.loss,
 	   m.removal,
 	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending,
 	   m.mechanism,
-	   c.cohorts, c.cohort_bytes
+	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohorts END AS cohorts,
+	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohort_bytes END AS cohort_bytes
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT pg_catalog.count(*)::integer AS cohorts,
@@ -76,7 +82,7 @@ WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
 			  WHERE g.model = m.model
 				AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'));
 GRANT SELECT ON unlearn.status TO PUBLIC;
-COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row';
+COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row; NULL for a role that does not own the model';
 COMMENT ON COLUMN unlearn.status.cohort_bytes IS 'bytes of the statistics the model keeps for its cohorts (bounded by unlearn.cohort_memory)';
 
 CREATE FUNCTION unlearn._train(model text, source regclass, label text, features text[],

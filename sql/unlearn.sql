@@ -136,6 +136,11 @@ CREATE TABLE unlearn.cohorts (
 	PRIMARY KEY (model, cohort)
 );
 ALTER TABLE unlearn.cohorts ALTER COLUMN stats SET STORAGE EXTERNAL;
+-- no planner statistics: they would keep erased values, and leakproof
+-- comparisons would let a role that sees no row probe them
+ALTER TABLE unlearn.cohorts ALTER COLUMN cohort SET STATISTICS 0,
+	ALTER COLUMN rows SET STATISTICS 0, ALTER COLUMN stats SET STATISTICS 0,
+	ALTER COLUMN model SET STATISTICS 0, ALTER COLUMN owner SET STATISTICS 0;
 COMMENT ON TABLE unlearn.cohorts IS 'owner-only statistics of each cohort of a model trained with a cohort column: its rows, and per class the Hessian''s data part, the gradient, and the weight and magnitude sums of its rows at the anchor';
 
 CREATE TABLE unlearn.ledger (
@@ -252,7 +257,8 @@ SELECT m.model, m.source, m.loss,
 	   m.removal,
 	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending,
 	   m.mechanism,
-	   c.cohorts, c.cohort_bytes
+	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohorts END AS cohorts,
+	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohort_bytes END AS cohort_bytes
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT pg_catalog.count(*)::integer AS cohorts,
@@ -276,7 +282,7 @@ WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
 GRANT SELECT ON unlearn.status TO PUBLIC;
 COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a grant on: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
 COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred model and not yet applied (unlearn_apply_pending); while there are any, the model withholds its weights';
-COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row';
+COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row; NULL for a role that does not own the model';
 COMMENT ON COLUMN unlearn.status.cohort_bytes IS 'bytes of the statistics the model keeps for its cohorts (bounded by unlearn.cohort_memory)';
 COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
 

@@ -30,6 +30,7 @@ unlearn_forget_cohort(PG_FUNCTION_ARGS)
 	Datum		args[1];
 	char	   *sql;
 	Oid			base;
+	AttrNumber	attnum;
 	int			ret;
 	int64		deleted;
 
@@ -48,20 +49,22 @@ unlearn_forget_cohort(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" has no cohort column", name),
 				 errhint("Train it with unlearn_train(..., cohort => 'column'), or delete the rows with DELETE.")));
-	base = getBaseType(get_atttype(source, get_attnum(source, m->def.cohort)));
+	attnum = get_attnum(source, m->def.cohort);
+	base = attnum > 0 ? getBaseType(get_atttype(source, attnum)) : InvalidOid;
 	if (!cohort_type_supported(base))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("cohort column \"%s\" of model \"%s\" changed type", m->def.cohort, name)));
+				 errmsg("cohort column \"%s\" of model \"%s\" is gone or changed type", m->def.cohort, name)));
 
 	/*
 	 * The caller's DELETE, with the caller's rights and row-level
 	 * security; the value is read by its base type's built-in input
-	 * function and compared by the built-in equality.
+	 * function and compared by the built-in equality, byte for byte as
+	 * cohort keys are (collation "C").
 	 */
-	sql = psprintf("DELETE FROM %s WHERE %s OPERATOR(pg_catalog.=) $1::%s",
+	sql = psprintf("DELETE FROM %s WHERE %s%s OPERATOR(pg_catalog.=) $1::%s",
 				   relation_qualified_name(source), quote_identifier(m->def.cohort),
-				   format_type_be_qualified(base));
+				   cohort_collation(base), format_type_be_qualified(base));
 	args[0] = value;
 	ret = SPI_execute_with_args(sql, 1, types, args, NULL, false, 0);
 	if (ret != SPI_OK_DELETE)

@@ -57,6 +57,13 @@ cohort_type_supported(Oid type)
 		base == VARCHAROID || base == UUIDOID || base == BOOLOID;
 }
 
+/* the collation clause that compares base's values byte for byte, as keys */
+const char *
+cohort_collation(Oid base)
+{
+	return base == TEXTOID || base == VARCHAROID ? " COLLATE \"C\"" : "";
+}
+
 /*
  * The key of a cohort value of base type base: its text, formed here
  * without any setting (and so the same in every session); NULL when it is
@@ -318,6 +325,9 @@ certify_by_passes(UnlearnModel *m, double *measured)
 		residual_passes(m, g, allowance);
 		for (k = 0; k < K; k++)
 			measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+			elog(DEBUG1, "unlearn: model \"%s\": measured residual %.6g after %d chord steps (limit %.6g)",
+				 m->def.name, combine_class_spent(measured, K), pass, budget_limit(m));
 		if (!budget_exceeded(m, measured))
 			return true;
 		for (k = 0; k < K; k++)
@@ -373,6 +383,10 @@ erase_cohort_list(UnlearnModel *m, List *whole, int64 erased_rows, bool pure)
 	}
 	for (k = 0; ok && k < K; k++)
 		spent_after[k] = m->state.class_spent[k] + bound[k];
+	if (ok && message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+		elog(DEBUG1, "unlearn: model \"%s\": %d cohorts of %lld rows: bound %.6g, spent %.6g, limit %.6g",
+			 m->def.name, list_length(whole), (long long) erased_rows, combine_class_spent(bound, K),
+			 m->released.spent, budget_limit(m));
 	if (ok && budget_exceeded(m, spent_after))
 	{
 		ok = pure && m->def.loss != LOSS_SQUARED && certify_by_passes(m, spent_after);
@@ -436,7 +450,11 @@ cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 		CohortStats *cs = (CohortStats *) lfirst(lc);
 		CohortEntry *e = cs->erased ? NULL : hash_search(cc->entries, cs->key, HASH_FIND, NULL);
 
-		if (e != NULL && e->added == 0 && e->removed == cs->rows)
+		/*
+		 * a cohort of fewer than p/4 rows costs less row by row (O(p^2) a
+		 * row) than refactored (O(p^3))
+		 */
+		if (e != NULL && e->added == 0 && e->removed == cs->rows && cs->rows * 4 >= m->def.p)
 		{
 			whole = lappend(whole, cs);
 			erased_rows += cs->rows;
@@ -624,76 +642,147 @@ cohorts_write_ledger(UnlearnModel *m)
 
 /* --- rebuilding by a pass ------------------------------------------------- */
 
+/* rows of a cohort gathered for one DSYRK while the statistics are rebuilt */
+#define REBUILD_BLOCK 256
+
 typedef struct RebuildEntry
 {
 	char		key[COHORT_MAX_KEY + 1];
-	CohortStats *cs;
+	int64		rows;
+	CohortStats *cs;			/* NULL: not kept */
+	RowBatch   *block;			/* mapped rows waiting for the DSYRK */
 } RebuildEntry;
 
 static int
 compare_rows_desc(const ListCell *a, const ListCell *b)
 {
-	int64		x = ((CohortStats *) lfirst(a))->rows;
-	int64		y = ((CohortStats *) lfirst(b))->rows;
+	const RebuildEntry *x = (const RebuildEntry *) lfirst(a);
+	const RebuildEntry *y = (const RebuildEntry *) lfirst(b);
 
-	if (x != y)
-		return x > y ? -1 : 1;
-	return strcmp(((CohortStats *) lfirst(a))->key, ((CohortStats *) lfirst(b))->key);
+	if (x->rows != y->rows)
+		return x->rows > y->rows ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static void
+flush_block(UnlearnModel *m, RebuildEntry *e, double *scratch)
+{
+	StepRows	rows;
+
+	if (e->block->count == 0)
+		return;
+	step_rows_prepare(m, e->block, &rows);
+	cohort_add_block(m, e->cs, &rows, e->block->count, scratch);
+	pfree(rows.y);
+	pfree(rows.cls);
+	e->block->count = 0;
+}
+
+/*
+ * Which cohorts m keeps: the rows of each cohort value among the rows the
+ * model reflects (keys only, one pass), then the largest first while
+ * their statistics fit unlearn.cohort_memory.  Returns the hash table of
+ * RebuildEntry, kept ones with their (empty) statistics, and the base
+ * type of the cohort column in *base.
+ */
+static HTAB *
+choose_cohorts(UnlearnModel *m, List **kept, Oid *base)
+{
+	Size		bytes = cohort_doubles(m) * sizeof(double);
+	double		room = (double) unlearn_cohort_memory * 1024.0 * 1024.0;
+	HASHCTL		ctl;
+	HTAB	   *table;
+	StringInfoData cond;
+	ExtensionContext ctx;
+	Oid			classes_type = TEXTARRAYOID;
+	Datum		classes = m->def.classes_declared ?
+		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
+	List	   *all = NIL;
+	ListCell   *lc;
+	uint64		r;
+
+	*base = getBaseType(get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort)));
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = COHORT_MAX_KEY + 1;
+	ctl.entrysize = sizeof(RebuildEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	table = hash_create("unlearn cohort rebuild", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	initStringInfo(&cond);
+	append_model_row_condition(m, &cond, 1);
+	enter_table_owner_context(m->def.source, &ctx);
+	if (SPI_execute_with_args(psprintf("SELECT %s%s, pg_catalog.count(*) FROM %s WHERE %s GROUP BY 1",
+									   quote_identifier(m->def.cohort), cohort_collation(*base),
+									   relation_qualified_name(m->def.source), cond.data),
+							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the cohorts of model \"%s\"", m->def.name);
+	for (r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull);
+		char	   *key = isnull ? NULL : cohort_key(*base, d);
+		RebuildEntry *e;
+
+		if (key == NULL)
+			continue;
+		e = hash_search(table, key, HASH_ENTER, NULL);
+		e->rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+		e->cs = NULL;
+		e->block = NULL;
+		all = lappend(all, e);
+	}
+	leave_extension_context(&ctx);
+	list_sort(all, compare_rows_desc);
+	foreach(lc, all)
+	{
+		RebuildEntry *e = (RebuildEntry *) lfirst(lc);
+
+		if (room < (double) bytes)
+			break;
+		room -= (double) bytes;
+		e->cs = cohort_new(m, e->key);
+		e->block = new_row_batch(m->def.p, REBUILD_BLOCK);
+		*kept = lappend(*kept, e->cs);
+	}
+	return table;
 }
 
 /*
  * Replace all of m's cohort statistics by a pass over its table at its
- * anchor: every cohort value of the rows the model reflects, the largest
- * first while they fit unlearn.cohort_memory.  O(n p^2 K).
+ * anchor (choose_cohorts picks which).  O(n p^2 K), in blocks of
+ * REBUILD_BLOCK rows per DSYRK; memory: the kept statistics and a block
+ * per kept cohort.
  */
 void
 cohorts_rebuild(UnlearnModel *m)
 {
-	Size		bytes = cohort_doubles(m) * sizeof(double);
 	HTAB	   *table;
-	HASHCTL		ctl;
-	List	   *all = NIL;
+	HASH_SEQ_STATUS seq;
+	RebuildEntry *e;
 	List	   *kept = NIL;
-	ListCell   *lc;
 	Portal		portal;
 	ExtensionContext ctx;
 	Oid			base;
 	Oid			trailing[1];
-	StepRows	rows;
-	RowBatch   *one;
 	RowMap		map;
-	double		room = (double) unlearn_cohort_memory * 1024.0 * 1024.0;
-	int			zero = 0;
-	char	   *sql;
+	double	   *scratch;
 
 	if (m->def.cohort == NULL)
 		return;
 	cohort_store_clear(m->def.name);
 	if (m->released.status != MODEL_READY)
 		return;
-	base = getBaseType(get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort)));
+	table = choose_cohorts(m, &kept, &base);
+	if (kept == NIL)
+		return;
 	trailing[0] = get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort));
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = COHORT_MAX_KEY + 1;
-	ctl.entrysize = sizeof(RebuildEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	table = hash_create("unlearn cohort rebuild", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	model_row_map(m, &map);
-	one = new_row_batch(m->def.p, 1);
-	one->count = 1;
-	sql = psprintf("%s", build_feature_select(m, relation_qualified_name(m->def.source), NULL));
-	/* the cohort column after the model's: SELECT label, features..., cohort FROM */
-	{
-		char	   *from = strstr(sql, " FROM ");
-		StringInfoData buf;
-
-		initStringInfo(&buf);
-		appendBinaryStringInfo(&buf, sql, from - sql);
-		appendStringInfo(&buf, ", %s%s", quote_identifier(m->def.cohort), from);
-		sql = buf.data;
-	}
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext,
+									 sizeof(double) * ((Size) REBUILD_BLOCK * m->def.p +
+													   (Size) m->def.p * m->def.p));
 	enter_table_owner_context(m->def.source, &ctx);
-	portal = SPI_cursor_open_with_args(NULL, sql, 0, NULL, NULL, NULL, false, 0);
+	portal = SPI_cursor_open_with_args(NULL, build_model_select(m, relation_qualified_name(m->def.source),
+																quote_identifier(m->def.cohort)),
+									   0, NULL, NULL, NULL, false, 0);
 	for (;;)
 	{
 		uint64		j;
@@ -709,43 +798,33 @@ cohorts_rebuild(UnlearnModel *m)
 			bool		isnull;
 			Datum		d;
 			char	   *key;
-			RebuildEntry *e;
-			bool		found;
+			RowBatch   *b;
+			double	   *x;
 
 			CHECK_FOR_INTERRUPTS();
-			if (!decode_spi_row(m, tup, desc, one->x, &one->labels[0], &one->label_values[0]) ||
-				!model_takes_label(m, one->labels[0], one->label_values[0]))
-				continue;
 			d = SPI_getbinval(tup, desc, m->def.nfeatures + 2, &isnull);
-			if (isnull || (key = cohort_key(base, d)) == NULL)
+			if (isnull || (key = cohort_key(base, d)) == NULL ||
+				(e = hash_search(table, key, HASH_FIND, NULL)) == NULL || e->cs == NULL)
 				continue;
-			e = hash_search(table, key, HASH_ENTER, &found);
-			if (!found)
-			{
-				e->cs = cohort_new(m, key);
-				all = lappend(all, e->cs);
-			}
-			add_raw_row(m, e->cs, one->x, one->labels[0], 1.0);
-			map_row(&map, one->x);
-			step_rows_prepare(m, one, &rows);
-			cohort_add_rows(m, e->cs, &rows, &zero, 1, 1.0);
-			pfree(rows.y);
-			pfree(rows.cls);
+			b = e->block;
+			x = b->x + (Size) b->count * m->def.p;
+			if (!decode_spi_row(m, tup, desc, x, &b->labels[b->count], &b->label_values[b->count]) ||
+				!model_takes_label(m, b->labels[b->count], b->label_values[b->count]))
+				continue;
+			add_raw_row(m, e->cs, x, b->labels[b->count], 1.0);
+			map_row(&map, x);
+			if (++b->count == REBUILD_BLOCK)
+				flush_block(m, e, scratch);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
 	leave_extension_context(&ctx);
-	list_sort(all, compare_rows_desc);
-	foreach(lc, all)
-	{
-		CohortStats *cs = (CohortStats *) lfirst(lc);
-
-		if (room < (double) bytes)
-			break;
-		room -= (double) bytes;
-		kept = lappend(kept, cs);
-	}
+	hash_seq_init(&seq, table);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (e->cs != NULL)
+			flush_block(m, e, scratch);
 	cohort_store_write(m, kept);
+	pfree(scratch);
 	hash_destroy(table);
 }

@@ -86,6 +86,7 @@ extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int par
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
+extern char *build_model_select(UnlearnModel *m, const char *relation, const char *extra);
 extern void check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
 									   const Oid *trailing_types, int ntrailing);
 extern bool model_row_has_null(UnlearnModel *m, const Datum *values, const bool *isnull,
@@ -235,6 +236,7 @@ extern int	unlearn_cohort_memory;
 extern void cohorts_init(void);
 extern bool cohort_type_supported(Oid type);
 extern char *cohort_key(Oid base, Datum d);
+extern const char *cohort_collation(Oid base);
 extern void check_cohort_column(UnlearnModel *m, Oid relid, const char *column);
 extern CohortChange *cohort_change_begin(UnlearnModel *m, const RowBatch *removed,
 										 const RowBatch *added);

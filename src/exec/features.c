@@ -180,7 +180,8 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 
 /*
  * Check that the model's columns are still there with the types it was
- * trained on.  Errors name the model and the column.
+ * trained on, and its cohort column by its name.  Errors name the model
+ * and the column.
  */
 void
 verify_source_columns(UnlearnModel *m)
@@ -220,6 +221,20 @@ verify_source_columns(UnlearnModel *m)
 							"feature expression" : "column",
 							col, get_rel_name(m->def.source),
 							format_type_be(m->def.column_types[i])),
+					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
+							 m->def.name)));
+	}
+	/* the cohort column keeps its name (a rename would let another column take it) */
+	if (m->def.cohort != NULL)
+	{
+		AttrNumber	attnum = get_attnum(m->def.source, m->def.cohort);
+
+		if (attnum == InvalidAttrNumber ||
+			!cohort_type_supported(get_atttype(m->def.source, attnum)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("model \"%s\" depends on cohort column \"%s\" of table \"%s\"",
+							m->def.name, m->def.cohort, get_rel_name(m->def.source)),
 					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
 							 m->def.name)));
 	}

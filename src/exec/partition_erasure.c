@@ -86,7 +86,7 @@ leaf_tables(Oid relid)
 		return list_make1_oid(relid);
 	v[0] = ObjectIdGetDatum(relid);
 	if (SPI_execute_with_args("SELECT relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) WHERE isleaf",
-							  1, types, v, NULL, true, 0) != SPI_OK_SELECT)
+							  1, types, v, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the partitions of %s", relation_qualified_name(relid));
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -131,7 +131,7 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 										   "FROM ONLY %s GROUP BY 1",
 										   m->def.cohort != NULL ? quote_identifier(m->def.cohort) : "NULL::text",
 										   cond.data, relation_qualified_name(leaf)),
-								  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, true, 0) != SPI_OK_SELECT)
+								  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the rows of %s", relation_qualified_name(leaf));
 		for (r = 0; r < SPI_processed; r++)
 		{

@@ -379,6 +379,24 @@ build_feature_select(UnlearnModel *m, const char *relation, const char *trailing
 }
 
 /*
+ * SELECT label, features..., extra FROM relation: build_feature_select's
+ * layout with one more column after the features (a cohort column).
+ */
+char *
+build_model_select(UnlearnModel *m, const char *relation, const char *extra)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "SELECT %s", quote_identifier(m->def.label));
+	for (i = 0; i < m->def.nfeatures; i++)
+		appendStringInfo(&buf, ", %s", feature_sql(m, i));
+	appendStringInfo(&buf, ", %s FROM %s", extra, relation);
+	return buf.data;
+}
+
+/*
  * Whether a row has a null in a model column: the label (with_label), a
  * feature, or an element of the feature array.
  */

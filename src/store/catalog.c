@@ -820,6 +820,9 @@ catalog_quarantine_model(const char *name)
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE ||
 		SPI_execute_with_args("DELETE FROM unlearn.model_state WHERE model = $1",
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE ||
+		(catalog_has_cohorts() &&
+		 SPI_execute_with_args("DELETE FROM unlearn.cohorts WHERE model = $1",
+							   1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE) ||
 		SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, spent) "
 							  "SELECT model, owner, 'quarantine', 0 FROM unlearn.models WHERE model = $1",
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)

@@ -49,8 +49,8 @@ cohort_new(const UnlearnModel *m, const char *key)
 	CohortStats *cs = palloc0(sizeof(CohortStats));
 
 	cs->key = pstrdup(key);
-	cs->buffer = MemoryContextAllocZero(CurrentMemoryContext,
-										cohort_doubles(m) * sizeof(double));
+	cs->buffer = MemoryContextAllocHuge(CurrentMemoryContext, cohort_doubles(m) * sizeof(double));
+	memset(cs->buffer, 0, cohort_doubles(m) * sizeof(double));
 	cs->fresh = true;
 	return cs;
 }

@@ -6,6 +6,7 @@
 # relation: shared memory only.)  Checked byte by byte with pageinspect's
 # get_raw_page over every page of every relation of schema unlearn
 # (tables, TOAST tables, indexes), not through any tuple-level reader.
+# The same for a cohort erased whole: its value and its statistics.
 use strict;
 use warnings;
 
@@ -70,6 +71,43 @@ cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$live_pattern')"), '>
 	'the scan still finds the live coefficients');
 is($node->safe_psql('postgres', q{SELECT certified FROM unlearn_verify('ones')}), 't',
 	'the model is intact after VACUUM FULL');
+
+# A cohort erased whole leaves nothing of its value, nor of its
+# statistics, in the extension's pages once the procedure ran (its
+# statistics row in unlearn.cohorts is deleted; the ledger never holds
+# the value).  ANALYZE first: unlearn.cohorts keeps no planner statistics,
+# where an erased value would otherwise stay.
+$node->safe_psql('postgres', q{
+CREATE TABLE tenants AS SELECT id, one, pixels,
+	CASE WHEN id % 4 = 0 THEN 'tenant-secret-7' ELSE 'tenant-' || (id % 4) END AS tenant
+FROM ones;
+SELECT model FROM unlearn_train('tenants', 'tenants', 'one', '{pixels}', sigma => 1, cohort => 'tenant');
+ANALYZE unlearn.cohorts;
+});
+my $value_pattern = '\\x' . unpack('H*', 'tenant-secret-7');
+my $stats_pattern = '\\x' . substr($node->safe_psql('postgres',
+	"SELECT encode(substring(stats FROM 8 * 40 + 1 FOR 24), 'hex') FROM unlearn.cohorts WHERE cohort = 'tenant-secret-7'"), 0, 48);
+cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$value_pattern')"), '>', 0,
+	'the scan finds a kept cohort value');
+cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$stats_pattern')"), '>', 0,
+	'the scan finds the bytes of its statistics');
+$node->safe_psql('postgres', "DELETE FROM tenants WHERE tenant = 'tenant-secret-7'");
+is($node->safe_psql('postgres', "SELECT operation FROM unlearn.ledger WHERE model = 'tenants' ORDER BY id DESC LIMIT 1"),
+	'cohort', 'the DELETE erased the cohort from its statistics');
+is($node->safe_psql('postgres', "SELECT count(*) FROM unlearn.cohorts WHERE cohort = 'tenant-secret-7'"),
+	'0', 'its statistics row is gone');
+cmp_ok($node->safe_psql('postgres', "SELECT pages_holding('$value_pattern')"), '>', 0,
+	'before the procedure: the erased value is in a raw page');
+$node->safe_psql('postgres', 'VACUUM tenants');
+$node->safe_psql('postgres', 'VACUUM FULL unlearn.models, unlearn.model_state, unlearn.cohorts');
+is($node->safe_psql('postgres', "SELECT pages_holding('$value_pattern')"), '0',
+	'after VACUUM FULL: no page of the extension holds the erased cohort value');
+is($node->safe_psql('postgres', "SELECT pages_holding('$stats_pattern')"), '0',
+	'nor the bytes of its statistics');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_statistic WHERE starelid = 'unlearn.cohorts'::regclass"),
+	'0', 'unlearn.cohorts has no planner statistics');
+is($node->safe_psql('postgres', q{SELECT certified FROM unlearn_verify('tenants')}), 't',
+	'the cohort model is certified after the procedure');
 
 $node->stop;
 done_testing();
