@@ -2,12 +2,12 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.18.0, through 0.2.0 to 0.17.0).  The models are trained by
+# install's (0.19.0, through 0.2.0 to 0.18.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
 # 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0,
-# 0.16.0 and 0.17.0.
+# 0.16.0, 0.17.0 and 0.18.0.
 use strict;
 use warnings;
 
@@ -36,7 +36,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.18.0', 'updated to 0.18.0 (through 0.2.0 to 0.17.0)');
+	'0.19.0', 'updated to 0.19.0 (through 0.2.0 to 0.18.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -492,6 +492,36 @@ is($node->safe_psql('from0170', $comments), $node->safe_psql('fresh', $comments)
 	'the comments updated from 0.17.0 equal a fresh install');
 is($node->safe_psql('from0170', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.17.0 equals a fresh install');
+
+# 0.18.0 to 0.19.0: models gain a cohort column (none for those there
+# were), unlearn.cohorts appears, and a model with cohorts trains and
+# erases a cohort on the updated catalog
+$node->safe_psql('postgres', 'CREATE DATABASE from0180');
+$node->safe_psql('from0180', "CREATE EXTENSION unlearn VERSION '0.18.0'");
+$node->safe_psql('from0180', q{
+CREATE TABLE t (id int PRIMARY KEY, tenant int, y boolean, a float8);
+INSERT INTO t SELECT i, i % 4, i % 3 = 0, i % 7 FROM generate_series(1, 80) i;
+SELECT 1 FROM unlearn_train('old', 't', 'y', '{a}', sigma => 5);
+DELETE FROM t WHERE id = 1;
+});
+$old_weights = $node->safe_psql('from0180', "SELECT md5(coef::text) FROM unlearn.models");
+$node->safe_psql('from0180', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from0180', "SELECT coalesce(cohort, 'none') || ':' || md5(coef::text) FROM unlearn.models"),
+	"none:$old_weights", 'a model of 0.18.0 has no cohorts and keeps its weights');
+is($node->safe_psql('from0180', q{
+SELECT 1 FROM unlearn_train('co', 't', 'y', '{a}', sigma => 5, cohort => 'tenant');
+DELETE FROM t WHERE tenant = 2;
+SELECT string_agg(model || ':' || rows, ',' ORDER BY model) FROM unlearn.status}),
+	"1
+co:59,old:59", 'both models follow the table after the update');
+is($node->safe_psql('from0180', "SELECT operation FROM unlearn.ledger WHERE model = 'co' ORDER BY id DESC LIMIT 1"),
+	'cohort', 'the model with cohorts erased one from its statistics');
+is($node->safe_psql('from0180', $train_signature), $node->safe_psql('fresh', $train_signature),
+	'after the update unlearn_train has the signature of a fresh install');
+is($node->safe_psql('from0180', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.18.0 equal a fresh install');
+is($node->safe_psql('from0180', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.18.0 equals a fresh install');
 
 $node->stop;
 done_testing();
