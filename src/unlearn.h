@@ -160,6 +160,8 @@ typedef struct ModelCall
 	struct CohortChange *cohorts;	/* the cohorts this change touches
 									 * (exec/cohorts.c), or NULL */
 	List	   *erased_cohorts; /* of ErasedCohort: for the ledger */
+	List	   *whole_cohorts;	/* of CohortStats: removed whole, rows not read */
+	int64		whole_rows;		/* their rows */
 } ModelCall;
 
 /* the cohorts a change erased whole: their ledger line */

@@ -299,52 +299,12 @@ entry_of(CohortChange *cc, const RowBatch *batch, int i)
 	return hash_search(cc->entries, batch->cohorts[i], HASH_FIND, NULL);
 }
 
-/* at most this many chord steps, one pass each, certify an erasure by measurement */
-#define COHORT_CHORD_PASSES 4
-
-/*
- * Certify w by measurement (pure: the model now reflects exactly the
- * table's rows): one gradient pass gives each class's residual u_k =
- * grad L_b(w_k) over the rows; while some ||u_k|| plus its rounding
- * allowance exceeds the limit, a chord step w_k <- w_k - H'^{-1} u_k with
- * the factor at hand (that of H - H_c) and another pass.  On success the
- * measured residuals are the spent budget, as after a re-anchoring.
- */
-static bool
-certify_by_passes(UnlearnModel *m, double *measured)
-{
-	int			K = m->released.nclasses;
-	int			p = m->def.p;
-	double	   *g = palloc(sizeof(double) * K * p);
-	double	   *allowance = palloc(sizeof(double) * K);
-	int			pass,
-				k;
-
-	for (pass = 0; pass < COHORT_CHORD_PASSES; pass++)
-	{
-		residual_passes(m, g, allowance);
-		for (k = 0; k < K; k++)
-			measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
-		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
-			elog(DEBUG1, "unlearn: model \"%s\": measured residual %.6g after %d chord steps (limit %.6g)",
-				 m->def.name, combine_class_spent(measured, K), pass, budget_limit(m));
-		if (!budget_exceeded(m, measured))
-			return true;
-		for (k = 0; k < K; k++)
-		{
-			chol_solve_packed(m->state.factor + PACKED_SIZE(p) * k, p, g + (Size) k * p);
-			cblas_daxpy(p, -1.0, g + (Size) k * p, 1, m->released.coef + (Size) k * p, 1);
-		}
-	}
-	return false;
-}
-
 /*
  * Erase the cohorts of whole (CohortStats, erased_rows rows in all) from
  * m: one step per cohort from its statistics; if their bounds do not fit
  * the budget and pure (m's other rows are exactly the table's now), the
  * new weights are certified by measuring the residual over the rows
- * instead (certify_by_passes): O(n p) a pass, against the O(n p^2) of a
+ * instead (certify_by_measuring, maintain.c): O(n p) a pass, against the O(n p^2) of a
  * re-anchoring.  On success spends, lists the erasure in
  * m->call.erased_cohorts for the ledger and marks the cohorts erased;
  * otherwise leaves m as it was and returns false.  m must be ready with
@@ -389,7 +349,7 @@ erase_cohort_list(UnlearnModel *m, List *whole, int64 erased_rows, bool pure)
 			 m->released.spent, budget_limit(m));
 	if (ok && budget_exceeded(m, spent_after))
 	{
-		ok = pure && m->def.loss != LOSS_SQUARED && certify_by_passes(m, spent_after);
+		ok = pure && m->def.loss != LOSS_SQUARED && certify_by_measuring(m, spent_after);
 		measured = ok;
 	}
 	if (ok)
@@ -485,12 +445,12 @@ cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 
 /*
  * Take the rows per label and the column sums of the cohorts of whole
- * (erased_rows rows) out of m's, and say whether its classes and its
- * column map still hold (as class_rows_update and column_map_update do
- * for rows); if not, m must retrain.
+ * (erased_rows rows) out of m's, and say whether its classes and (if
+ * check_map) its column map still hold (as class_rows_update and
+ * column_map_update do for rows); if not, m must retrain.
  */
 static bool
-classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows)
+classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows, bool check_map)
 {
 	ListCell   *lc;
 	int			k;
@@ -525,7 +485,8 @@ classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows)
 			for (k = 0; cs_sums != NULL && k < 2 * map_columns(m); k++)
 				sums[k] += cs_sums[k];
 		}
-		holds = column_map_update_sums(m, sums, erased_rows) && holds;
+		if (!column_map_update_sums(m, sums, erased_rows) && check_map)
+			holds = false;
 	}
 	return holds;
 }
@@ -563,11 +524,194 @@ cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text, const int64 
 				break;
 			}
 	}
-	if (list_length(whole) != n || !classes_and_map_hold(m, whole, erased_rows) ||
+	if (list_length(whole) != n || !classes_and_map_hold(m, whole, erased_rows, true) ||
 		!erase_cohort_list(m, whole, erased_rows, true))
 		return false;
 	m->call.cohorts = cc;
 	return true;
+}
+
+/*
+ * The statistics of the cohorts a statement removed whole without their
+ * rows being read (whole, of WholeCohort: cohorts_whole_in_transition)
+ * into *stats, their rows per label and column sums taken out of m's.
+ * Returns COHORTS_TAKEN; COHORTS_CHANGED if a cohort's stored rows no
+ * longer match (m must retrain: its rows were not read); COHORTS_MOVED if
+ * a class lost its last row (m must retrain).  The caller checks the
+ * column map over all the rows the statement leaves.
+ */
+int
+cohorts_take_whole(UnlearnModel *m, List *whole, List **stats)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(list_length(whole), 1));
+	List	   *loaded;
+	ListCell   *lc,
+			   *lc2;
+	int64		rows = 0;
+	int			i = 0;
+
+	*stats = NIL;
+	foreach(lc, whole)
+		d[i++] = CStringGetTextDatum(((WholeCohort *) lfirst(lc))->key);
+	loaded = cohort_store_load(m, PointerGetDatum(construct_array(d, list_length(whole), TEXTOID, -1,
+																  false, TYPALIGN_INT)));
+	foreach(lc, whole)
+	{
+		WholeCohort *wc = (WholeCohort *) lfirst(lc);
+		CohortStats *found = NULL;
+
+		foreach(lc2, loaded)
+			if (strcmp(((CohortStats *) lfirst(lc2))->key, wc->key) == 0)
+				found = (CohortStats *) lfirst(lc2);
+		if (found == NULL || found->erased || found->rows != wc->rows)
+			return COHORTS_CHANGED;
+		*stats = lappend(*stats, found);
+		rows += found->rows;
+	}
+	return classes_and_map_hold(m, *stats, rows, false) ? COHORTS_TAKEN : COHORTS_MOVED;
+}
+
+/*
+ * Erase the cohorts of whole (CohortStats from cohorts_take_whole) from m,
+ * as cohorts_erase_whole does; pure if the statement changed nothing else.
+ * The erased cohorts' rows are deleted from unlearn.cohorts by
+ * cohorts_after_change.
+ */
+bool
+cohorts_erase_listed(UnlearnModel *m, List *whole, bool pure)
+{
+	int64		rows = 0;
+	ListCell   *lc;
+
+	foreach(lc, whole)
+		rows += ((CohortStats *) lfirst(lc))->rows;
+	if (!erase_cohort_list(m, whole, rows, pure))
+		return false;
+	if (m->call.cohorts == NULL)
+	{
+		m->call.cohorts = palloc0(sizeof(CohortChange));
+		m->call.cohorts->entries = new_key_table("unlearn statement cohorts");
+	}
+	m->call.cohorts->cohorts = list_concat(m->call.cohorts->cohorts, whole);
+	return true;
+}
+
+/* --- cohorts a DELETE removes whole, counted without reading rows ------- */
+
+/* the cohort key of a transition row of rel (the table or a partition) */
+char *
+cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot)
+{
+	static Oid	cached_rel = InvalidOid;
+	static char cached_column[NAMEDATALEN];
+	static AttrNumber attnum;
+	static Oid	base;
+	bool		isnull;
+	Datum		d;
+
+	if (RelationGetRelid(rel) != cached_rel || strcmp(cached_column, m->def.cohort) != 0)
+	{
+		attnum = get_attnum(RelationGetRelid(rel), m->def.cohort);
+		if (attnum <= 0 ||
+			!cohort_type_supported(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid))
+			elog(ERROR, "cohort column \"%s\" of model \"%s\" does not match relation \"%s\"",
+				 m->def.cohort, m->def.name, RelationGetRelationName(rel));
+		base = getBaseType(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid);
+		cached_rel = RelationGetRelid(rel);
+		strlcpy(cached_column, m->def.cohort, NAMEDATALEN);
+	}
+	d = slot_getattr(slot, attnum, &isnull);
+	return isnull ? NULL : cohort_key(base, d);
+}
+
+/*
+ * The cohorts a DELETE's transition table ts removes whole, found from
+ * their keys alone: a kept cohort whose rows all appear in ts.  That
+ * needs every row of the table to be a row of the model (no row skipped
+ * for a null or a label), so that the rows of a key in ts are model rows;
+ * with skipped rows this returns NULL and all rows are read.  Returns the
+ * keys (for read_transition to skip) and lists them with their rows in
+ * *whole (in the caller's memory context).  O(k) for k rows, reading one
+ * column; the rows of these cohorts are never decoded.
+ */
+HTAB *
+cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, List **whole)
+{
+	MemoryContext caller_cxt = CurrentMemoryContext;
+	TupleTableSlot *slot;
+	HTAB	   *counts;
+	HTAB	   *skip;
+	CohortEntry *e;
+	List	   *keys = NIL;
+	Datum	   *datums;
+	char	  **key_text;
+	int64	   *rows;
+	int			n = 0,
+				i;
+
+	*whole = NIL;
+	if (m->def.cohort == NULL || m->released.status != MODEL_READY || m->released.skipped != 0 ||
+		m->def.mechanism != MECHANISM_NEWTON || m->def.deferred)
+		return NULL;
+	counts = new_key_table("unlearn transition cohorts");
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
+	tuplestore_select_read_pointer(ts, 0);
+	tuplestore_rescan(ts);
+	while (tuplestore_gettupleslot(ts, true, false, slot))
+	{
+		char	   *key = cohort_key_of_slot(m, rel, slot);
+		bool		found;
+
+		if (key == NULL)
+			continue;
+		e = hash_search(counts, key, HASH_ENTER, &found);
+		if (!found)
+		{
+			e->removed = 0;
+			keys = lappend(keys, e->key);
+		}
+		e->removed++;
+		pfree(key);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	if (keys == NIL)
+		return NULL;
+	datums = palloc(sizeof(Datum) * list_length(keys));
+	key_text = palloc(sizeof(char *) * list_length(keys));
+	rows = palloc(sizeof(int64) * list_length(keys));
+	for (i = 0; i < list_length(keys); i++)
+	{
+		key_text[i] = (char *) list_nth(keys, i);
+		datums[i] = CStringGetTextDatum(key_text[i]);
+	}
+	cohort_store_rows(m, PointerGetDatum(construct_array(datums, list_length(keys), TEXTOID, -1, false,
+														 TYPALIGN_INT)),
+					  key_text, rows, list_length(keys));
+	skip = new_key_table("unlearn cohorts removed whole");
+	for (i = 0; i < list_length(keys); i++)
+	{
+		e = hash_search(counts, key_text[i], HASH_FIND, NULL);
+		/* as cohorts_erase_whole: fewer than p/4 rows go row by row */
+		if (rows[i] > 0 && e->removed == rows[i] && rows[i] * 4 >= m->def.p)
+		{
+			MemoryContext old = MemoryContextSwitchTo(caller_cxt);
+			WholeCohort *wc = palloc(sizeof(WholeCohort));
+
+			wc->key = pstrdup(key_text[i]);
+			wc->rows = rows[i];
+			*whole = lappend(*whole, wc);
+			MemoryContextSwitchTo(old);
+			hash_search(skip, key_text[i], HASH_ENTER, NULL);
+			n++;
+		}
+	}
+	hash_destroy(counts);
+	if (n == 0)
+	{
+		hash_destroy(skip);
+		return NULL;
+	}
+	return skip;
 }
 
 /* the rows of batch in tracked cohorts not erased, added (+1) or taken away (-1) */
@@ -601,6 +745,8 @@ cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 {
 	CohortChange *cc = m->call.cohorts;
 
+	ListCell   *lc;
+
 	if (m->def.cohort == NULL || m->released.status != MODEL_READY)
 		return;					/* catalog_update_model cleared them */
 	if (m->call.retrained_now ||
@@ -609,6 +755,10 @@ cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added)
 		cohorts_rebuild(m);
 		return;
 	}
+	/* cohorts removed whole have left, from their statistics or not */
+	foreach(lc, m->call.whole_cohorts)
+		((CohortStats *) lfirst(lc))->erased = true;
+	cohort_store_write(m, m->call.whole_cohorts);
 	if (cc == NULL)
 		return;
 	keep_in_step(m, cc, removed, -1.0);

@@ -13,6 +13,8 @@
 
 #include "store/store.h"
 #include "executor/tuptable.h"
+#include "utils/hsearch.h"
+#include "utils/tuplestore.h"
 
 /* aggregates.c: a statistics state as a training pass reads it */
 typedef struct StatsView
@@ -191,6 +193,8 @@ typedef struct ModelRows
 	RowBatch   *removed;		/* raw rows, unmapped */
 	RowBatch   *added;
 	int64		skipped_delta;	/* rows left out for a null: added less removed */
+	List	   *whole;			/* of WholeCohort: cohorts removed whole, their
+								 * rows not read (cohorts.c) */
 } ModelRows;
 extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
 extern void rethrow_lock_failure(const char *name, MemoryContext cxt);
@@ -232,6 +236,20 @@ extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);
 
 /* cohorts.c: a model's cohorts (see its header) */
 typedef struct CohortChange CohortChange;
+typedef struct WholeCohort
+{
+	char	   *key;
+	int64		rows;
+} WholeCohort;
+extern HTAB *cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel,
+										 List **whole);
+extern char *cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot);
+extern bool cohorts_erase_listed(UnlearnModel *m, List *whole, bool pure);
+#define COHORTS_TAKEN 0
+#define COHORTS_CHANGED 1
+#define COHORTS_MOVED 2
+extern int	cohorts_take_whole(UnlearnModel *m, List *whole, List **stats);
+extern bool certify_by_measuring(UnlearnModel *m, double *measured);
 extern int	unlearn_cohort_memory;
 extern void cohorts_init(void);
 extern bool cohort_type_supported(Oid type);

@@ -262,10 +262,11 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	instr_time	start;
 	double		t_load,
 				t_apply;
-	int			nrem = rows->removed ? rows->removed->count : 0;
+	int64		nrem = rows->removed ? rows->removed->count : 0;
 	int			nadd = rows->added ? rows->added->count : 0;
+	ListCell   *lc;
 
-	if (nrem + nadd == 0)
+	if (nrem + nadd + list_length(rows->whole) == 0)
 	{
 		if (rows->skipped_delta != 0 && load_model_for_change(rows->name, false) != NULL)
 			catalog_count_skipped(rows->name, rows->skipped_delta);
@@ -277,6 +278,9 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
 	m->call.changed_by = caller;
+	foreach(lc, rows->whole)
+		m->call.whole_rows += ((WholeCohort *) lfirst(lc))->rows;
+	nrem += m->call.whole_rows;
 	spent_before = m->released.spent;
 	m->released.skipped += rows->skipped_delta;
 	/*
@@ -296,6 +300,27 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
 			retrain_reason == NULL)
 			retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
+		if (rows->whole != NIL && m->released.status == MODEL_READY)
+		{
+			int64		rest = (rows->removed ? rows->removed->count : 0) -
+				(rows->added ? rows->added->count : 0);
+
+			switch (cohorts_take_whole(m, rows->whole, &m->call.whole_cohorts))
+			{
+				case COHORTS_CHANGED:
+					retrain_reason = "The statistics of a cohort it removed whole no longer match its rows.";
+					break;
+				case COHORTS_MOVED:
+					if (retrain_reason == NULL)
+						retrain_reason = "A class of the model lost its last row.";
+					break;
+			}
+			/* the map over all the rows left, the whole cohorts' included */
+			if (retrain_reason == NULL &&
+				!column_map_still_holds(m, m->released.rows - rest - m->call.whole_rows,
+										Abs(rest) + m->call.whole_rows))
+				retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
+		}
 		if (retrain_reason == NULL)
 			m->call.cohorts = cohort_change_begin(m, rows->removed, rows->added);
 		map_batch(m, rows->removed);
@@ -416,6 +441,47 @@ training_residual_hint(UnlearnModel *m)
 						"and run unlearn_retrain('%s').", sigma, m->def.name);
 	return psprintf("sigma is too small for this table: train again with sigma => %.3g or more.",
 					sigma);
+}
+
+/* at most this many chord steps, one pass each, certify a change by measurement */
+#define CHORD_PASSES 4
+
+/*
+ * Certify w by measurement (m must reflect exactly the table's rows):
+ * one gradient pass gives each class's residual u_k = grad L_b(w_k) over
+ * the rows; while some ||u_k|| plus its rounding allowance exceeds the
+ * limit, a chord step w_k <- w_k - H^{-1} u_k with the factor at hand (a
+ * cohort's H - H_c, or a re-anchoring's exact Hessian) and another pass,
+ * at most CHORD_PASSES.  On success measured holds the residuals,
+ * to be the spent budget, as after a re-anchoring; O(n p) a pass.
+ */
+bool
+certify_by_measuring(UnlearnModel *m, double *measured)
+{
+	int			K = m->released.nclasses;
+	int			p = m->def.p;
+	double	   *g = palloc(sizeof(double) * K * p);
+	double	   *allowance = palloc(sizeof(double) * K);
+	int			pass,
+				k;
+
+	for (pass = 0; pass < CHORD_PASSES; pass++)
+	{
+		residual_passes(m, g, allowance);
+		for (k = 0; k < K; k++)
+			measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+			elog(DEBUG1, "unlearn: model \"%s\": measured residual %.6g after %d chord steps (limit %.6g)",
+				 m->def.name, combine_class_spent(measured, K), pass, budget_limit(m));
+		if (!budget_exceeded(m, measured))
+			return true;
+		for (k = 0; k < K; k++)
+		{
+			chol_solve_packed(m->state.factor + PACKED_SIZE(p) * k, p, g + (Size) k * p);
+			cblas_daxpy(p, -1.0, g + (Size) k * p, 1, m->released.coef + (Size) k * p, 1);
+		}
+	}
+	return false;
 }
 
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
@@ -542,6 +608,46 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 }
 
 /*
+ * Bring m to its table as it is now, when a statement's removed rows were
+ * not all read (cohorts removed whole, whose statistics could not erase
+ * them): re-anchor at the current w over the rows (H, C and the measured
+ * residual of the table as it is), then certify by measuring with Newton
+ * steps from that exact Hessian, or else retrain.  O(n p^2) + O(n p) a
+ * step.
+ */
+static void
+settle_on_table(UnlearnModel *m)
+{
+	double	   *measured = palloc(sizeof(double) * m->released.nclasses);
+
+	if (m->state.factor == NULL)
+		model_point_matrices(m, state_store_buffer(m->def.name, model_matrix_doubles(m)));
+	if (!reanchor_model(m, NULL, NULL))
+	{
+		retrain_now(m, "Its Hessian is not positive definite at the current weights.");
+		return;
+	}
+	if (!budget_exceeded(m, m->state.class_spent))
+		return;
+	if (certify_by_measuring(m, measured))
+	{
+		memcpy(m->state.class_spent, measured, sizeof(double) * m->released.nclasses);
+		m->released.spent = combine_class_spent(m->state.class_spent, m->released.nclasses);
+		return;
+	}
+	if (!m->def.retrain_on_exhausted)
+	{
+		ereport(MODEL_NOTICE(m),
+				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->def.name),
+				 errhint("Retrain the model with unlearn_retrain('%s').", m->def.name)));
+		m->released.status = MODEL_SUSPENDED;
+		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
+		return;
+	}
+	retrain_now(m, "The removal budget would be exceeded.");
+}
+
+/*
  * The statement would take beta past eps'.  First re-anchor, which
  * replaces beta by the measured residual; if that still does not fit, or
  * cannot be done, the model is exhausted: retrain (Algorithm 2) or fail,
@@ -596,7 +702,7 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 	double		total_bound;
 	int			k;
 	bool		retrained = false;
-	int			nrem = removed ? removed->count : 0;
+	int64		nrem = (removed ? removed->count : 0) + m->call.whole_rows;
 	int			nadd = added ? added->count : 0;
 
 	m->released.removed += nrem;
@@ -651,7 +757,19 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 		retrain_now(m, "Forgetting these rows by noisy steps would take as long as a training.");
 		return 0.0;
 	}
-	/* whole cohorts leave from their statistics (cohorts.c) */
+	/*
+	 * cohorts removed whole, their rows not read, leave from their
+	 * statistics, or the model settles on the table as it is now
+	 */
+	if (m->call.whole_cohorts != NIL &&
+		(m->state.factor == NULL || nadd > 0 ||
+		 !cohorts_erase_listed(m, m->call.whole_cohorts, removed == NULL || removed->count == 0)))
+	{
+		m->released.rows += nadd - nrem;
+		settle_on_table(m);
+		return 0.0;
+	}
+	/* whole cohorts among the rows read leave from their statistics (cohorts.c) */
 	if (m->call.cohorts != NULL && m->state.factor != NULL)
 		removed = cohorts_erase_whole(m, removed, added);
 	step_rows_prepare(m, removed, &rems);

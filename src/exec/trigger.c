@@ -218,10 +218,11 @@ append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
  * The rows of a transition table, raw (features unmapped, first d entries
  * of each p-row), read in binary from the tuplestore: no SQL, no casts.
  * A row for which a feature expression fails is outside the model,
- * counted, and suspends it (suspend_for_failed_expression).
+ * counted, and suspends it (suspend_for_failed_expression).  Rows whose
+ * cohort key is in skip (cohorts removed whole) are not read.
  */
 static RowBatch *
-read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
+read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller, HTAB *skip)
 {
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
 	SlotRowReader *reader = slot_row_reader_begin(m, rel);
@@ -236,6 +237,13 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller)
 		bool		failed;
 
 		CHECK_FOR_INTERRUPTS();
+		if (skip != NULL)
+		{
+			char	   *key = cohort_key_of_slot(m, rel, slot);
+
+			if (key != NULL && hash_search(skip, key, HASH_FIND, NULL) != NULL)
+				continue;		/* a cohort removed whole: not read */
+		}
 		row_batch_reserve(batch, m->def.p, &capacity);
 		if (slot_row_decode_guarded(reader, slot, batch->x + (Size) batch->count * m->def.p,
 									&batch->labels[batch->count],
@@ -508,6 +516,13 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
 			ModelRows  *to = model_rows(&models, from->name, from->p, pc->memory);
 
 			to->skipped_delta += from->skipped_delta;
+			if (from->whole != NIL)
+			{
+				MemoryContext old = MemoryContextSwitchTo(pc->memory);
+
+				to->whole = list_concat(to->whole, from->whole);
+				MemoryContextSwitchTo(old);
+			}
 			/* one part (the usual statement): its rows as they are */
 			if (from->removed != NULL && to->removed == NULL)
 				to->removed = from->removed;
@@ -557,13 +572,29 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 		if (m == NULL)
 			continue;
 		suspend_if_owner_may_not_read(m, caller);
+		mr = model_rows(&part->models, m->def.name, m->def.p, pc->memory);
 		if (td->tg_oldtable != NULL)
-			removed = read_transition(m, td->tg_oldtable, td->tg_relation, caller);
+		{
+			HTAB	   *whole = NULL;
+
+			/* a DELETE's whole cohorts are counted, not read (cohorts.c) */
+			if (td->tg_newtable == NULL)
+			{
+				MemoryContext old = MemoryContextSwitchTo(pc->memory);
+				List	   *listed = NIL;
+
+				whole = cohorts_whole_in_transition(m, td->tg_oldtable, td->tg_relation, &listed);
+				/* SPI left the procedure's context current */
+				MemoryContextSwitchTo(pc->memory);
+				mr->whole = list_concat(mr->whole, listed);
+				MemoryContextSwitchTo(old);
+			}
+			removed = read_transition(m, td->tg_oldtable, td->tg_relation, caller, whole);
+		}
 		if (td->tg_newtable != NULL)
-			added = read_transition(m, td->tg_newtable, td->tg_relation, caller);
+			added = read_transition(m, td->tg_newtable, td->tg_relation, caller, NULL);
 		if (removed != NULL && added != NULL)
 			multiset_difference(m, &removed, &added);
-		mr = model_rows(&part->models, m->def.name, m->def.p, pc->memory);
 		mr->skipped_delta += (added ? added->skipped : 0) - (removed ? removed->skipped : 0);
 		if (removed != NULL && removed->count > 0)
 			append_batch(m->def.p, &mr->removed, removed, pc->memory);

@@ -219,6 +219,7 @@ sum_term(const UnlearnModel *m, int c, double x)
 
 static void column_sums_apply(UnlearnModel *m, const double *x, int64 count, int stride,
 							  double sign);
+static bool column_map_holds(const UnlearnModel *m, int64 rows, int64 updates);
 
 int
 map_columns(const UnlearnModel *m)
@@ -410,8 +411,21 @@ column_map_update_sums(UnlearnModel *m, const double *sums, int64 rows)
 		return true;
 	for (c = 0; c < 2 * map_columns(m); c++)
 		m->state.column_sums[c] -= sums[c];
-	return column_map_holds(m, m->released.rows - rows, m->released.trained_rows +
-							m->released.removed + m->released.inserted + rows);
+	return column_map_still_holds(m, m->released.rows - rows, rows);
+}
+
+/*
+ * Whether the sums, as they are, still give every column the model's
+ * grid cell over rows_after rows, after changes of `changed` rows beyond
+ * the model's counters (column_map_holds).
+ */
+bool
+column_map_still_holds(const UnlearnModel *m, int64 rows_after, int64 changed)
+{
+	if (m->def.preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
+		return true;
+	return column_map_holds(m, rows_after, m->released.trained_rows +
+							m->released.removed + m->released.inserted + changed);
 }
 
 /*

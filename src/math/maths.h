@@ -182,5 +182,6 @@ extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
 							  const struct RowBatch *added);
 extern void column_sums_of_row(const UnlearnModel *m, const double *x, double *sums, double sign);
 extern bool column_map_update_sums(UnlearnModel *m, const double *sums, int64 rows);
+extern bool column_map_still_holds(const UnlearnModel *m, int64 rows_after, int64 changed);
 
 #endif							/* UNLEARN_MATH_H */

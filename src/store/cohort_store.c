@@ -104,6 +104,36 @@ cohort_store_load(UnlearnModel *m, Datum keys)
 	return out;
 }
 
+/*
+ * The rows of the stored cohorts of m among keys (a text[]), without
+ * their statistics: keys[i] -> rows[i], 0 for a cohort not kept.
+ */
+void
+cohort_store_rows(UnlearnModel *m, Datum keys, char **key_text, int64 *rows, int n)
+{
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		args[2];
+	uint64		r;
+	int			i;
+
+	args[0] = CStringGetTextDatum(m->def.name);
+	args[1] = keys;
+	if (SPI_execute_with_args("SELECT cohort, rows FROM unlearn.cohorts WHERE model = $1 AND cohort = ANY ($2)",
+							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the cohorts of model \"%s\"", m->def.name);
+	memset(rows, 0, sizeof(int64) * n);
+	for (r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		char	   *key = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		int64		count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+
+		for (i = 0; i < n; i++)
+			if (strcmp(key_text[i], key) == 0)
+				rows[i] = count;
+	}
+}
+
 /* write what changed in cohorts (a List of CohortStats) */
 void
 cohort_store_write(UnlearnModel *m, List *cohorts)
