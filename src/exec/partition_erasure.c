@@ -36,6 +36,11 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
+#include "partitioning/partdesc.h"
+#include "partitioning/partbounds.h"
+#include "utils/partcache.h"
+#include "access/relation.h"
+#include "utils/rel.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -99,6 +104,97 @@ leaf_tables(Oid relid)
 }
 
 /*
+ * The leaving rows of m without a scan, when its table's partitions are
+ * its cohorts: a single leaf, a partition of the table itself, which is
+ * partitioned BY LIST on the cohort column alone (a deterministic
+ * collation, not the default partition), every row of the table a model
+ * row, and every model row in a cohort kept.  The leaf then holds exactly
+ * the rows of the kept cohorts its bound lists.  Returns false if that
+ * does not apply.  O(keys of the bound).
+ */
+static bool
+count_leaving_from_bounds(UnlearnModel *m, LeavingRows *lr)
+{
+	Oid			leaf = linitial_oid(lr->leaves);
+	Oid			types[1] = {TEXTOID};
+	Datum		v[1];
+	bool		isnull;
+	Relation	rel;
+	PartitionKey key;
+	PartitionDesc desc;
+	AttrNumber	attnum;
+	Oid			base;
+	int			idx = -1;
+	int			i,
+				n = 0;
+	bool		applies;
+	Datum	   *datums;
+	char	  **keys;
+	int64	   *rows;
+
+	if (m->def.cohort == NULL || m->released.skipped != 0 || list_length(lr->leaves) != 1 ||
+		!get_rel_relispartition(leaf) || get_partition_parent(leaf, true) != m->def.source)
+		return false;
+	attnum = get_attnum(m->def.source, m->def.cohort);
+	if (attnum <= 0)
+		return false;
+	v[0] = CStringGetTextDatum(m->def.name);
+	if (SPI_execute_with_args("SELECT pg_catalog.sum(rows) FROM unlearn.cohorts WHERE model = $1",
+							  1, types, v, NULL, false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read the cohorts of model \"%s\"", m->def.name);
+	{
+		Datum		total = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (isnull || DatumGetFloat8(DirectFunctionCall1(numeric_float8, total)) != (double) m->released.rows)
+			return false;
+	}
+	base = getBaseType(get_atttype(m->def.source, attnum));
+	rel = relation_open(m->def.source, AccessShareLock);
+	key = RelationGetPartitionKey(rel);
+	desc = RelationGetPartitionDesc(rel, false);
+	applies = key != NULL && key->strategy == PARTITION_STRATEGY_LIST && key->partnatts == 1 &&
+		key->partattrs[0] == attnum &&
+		(!OidIsValid(key->partcollation[0]) || get_collation_isdeterministic(key->partcollation[0]));
+	for (i = 0; applies && i < desc->nparts; i++)
+		if (desc->oids[i] == leaf)
+			idx = i;
+	applies = applies && idx >= 0 && desc->boundinfo != NULL && desc->boundinfo->default_index != idx;
+	datums = palloc(sizeof(Datum) * Max(applies ? desc->boundinfo->ndatums : 0, 1));
+	keys = palloc(sizeof(char *) * Max(applies ? desc->boundinfo->ndatums : 0, 1));
+	for (i = 0; applies && i < desc->boundinfo->ndatums; i++)
+		if (desc->boundinfo->indexes[i] == idx)
+		{
+			char	   *k = cohort_key(base, desc->boundinfo->datums[i][0]);
+
+			if (k == NULL)
+				continue;		/* too long to be kept: no model row has it */
+			keys[n] = MemoryContextStrdup(TopTransactionContext, k);
+			datums[n++] = CStringGetTextDatum(k);
+		}
+	relation_close(rel, AccessShareLock);
+	if (!applies)
+		return false;
+	rows = palloc0(sizeof(int64) * Max(n, 1));
+	if (n > 0)
+		cohort_store_rows(m, PointerGetDatum(construct_array(datums, n, TEXTOID, -1, false, TYPALIGN_INT)),
+						  keys, rows, n);
+	lr->keys = MemoryContextAlloc(TopTransactionContext, sizeof(char *) * Max(n, 1));
+	lr->counts = MemoryContextAlloc(TopTransactionContext, sizeof(int64) * Max(n, 1));
+	lr->nkeys = 0;
+	for (i = 0; i < n; i++)
+		if (rows[i] > 0)
+		{
+			lr->keys[lr->nkeys] = keys[i];
+			lr->counts[lr->nkeys++] = rows[i];
+			lr->rows += rows[i];
+		}
+	lr->outside = 0;
+	lr->forgettable = true;
+	return true;
+}
+
+/*
  * Count, for model m, the rows of the leaves by cohort key into lr: its
  * model rows per key, and the rows outside it.  As the table's owner.
  */
@@ -116,6 +212,8 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 	List	   *counts = NIL;
 	int			i;
 
+	if (count_leaving_from_bounds(m, lr))
+		return;
 	initStringInfo(&cond);
 	append_model_row_condition(m, &cond, 1);
 	if (m->def.cohort != NULL)
