@@ -305,7 +305,7 @@ FROM unlearn._progress() p
 LEFT JOIN pg_catalog.pg_database d ON d.oid = p.datid;
 GRANT SELECT ON unlearn.progress TO PUBLIC;
 COMMENT ON VIEW unlearn.progress IS 'one line per session training, retraining or re-anchoring a model now: the phase, the pass over the table, the rows it has read, Newton''s iteration and gradient norm; the figures that depend on the rows are shown to the model owner''s roles only, the model, table, command, phase and times also to pg_read_all_stats, and the pid and database to every role';
-COMMENT ON COLUMN unlearn.progress.command IS 'training (unlearn_train), retraining (unlearn_retrain, or a retrain after a change), re-anchoring, class census (a model that releases nothing lists its classes), or audit (unlearn_audit: inserting canaries, deleting canaries, scoring canaries, training shadow models, relearning)';
+COMMENT ON COLUMN unlearn.progress.command IS 'training (unlearn_train), retraining (unlearn_retrain, or a retrain after a change), re-anchoring, cohort erasure (measuring the residual after a cohort left), class census (a model that releases nothing lists its classes), or audit (unlearn_audit: inserting canaries, deleting canaries, scoring canaries, training shadow models, relearning)';
 COMMENT ON COLUMN unlearn.progress.phase IS 'waiting for table lock, census, column moments, gradient and Hessian (a Newton pass), gradient (a pass whose Hessian would not be used), or Gram matrix';
 COMMENT ON COLUMN unlearn.progress.rows_done IS 'rows of the model the current pass has read so far, counted by the backend and its parallel workers in batches of 1024 (none during the census)';
 COMMENT ON COLUMN unlearn.progress.rows_total IS 'rows the model reflects, known after the census (the passes read exactly these)';
