@@ -123,6 +123,8 @@ def path_of(lines, notes):
     for op, rows, bound, spent, retrained, reanchored in lines:
         parts.append("%s %d%s" % (op, rows, " RETRAINED" if retrained else " re-anchored" if reanchored else ""))
     measured = [n for n in notes if "measured residual" in n]
+    if any("not erased from their statistics" in n for n in notes):
+        parts.insert(0, "FELL BACK (not erased from the statistics):")
     if any(op == "cohort" for op, *_ in lines):
         parts.append("by measurement, %s chord steps" % measured[-1].split(" after ")[1].split(" chord")[0]
                      if measured else "by its bound")

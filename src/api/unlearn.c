@@ -427,13 +427,19 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->released.status = MODEL_READY;
 
 	resolve_features(m, relid, PG_GETARG_ARRAYTYPE_P(3), m->def.label);
+	/* a table partitioned by LIST has its partitions' key as cohorts; '' none */
 	if (PG_NARGS() > 25 && !PG_ARGISNULL(25))
 	{
 		char	   *cohort = text_to_cstring(PG_GETARG_TEXT_PP(25));
 
-		check_cohort_column(m, relid, cohort);
-		m->def.cohort = cohort;
+		if (cohort[0] != '\0')
+		{
+			check_cohort_column(m, relid, cohort);
+			m->def.cohort = cohort;
+		}
 	}
+	else if (PG_NARGS() > 25)
+		m->def.cohort = default_cohort_column(m, relid);
 	declare_classes(m, PG_NARGS() > 19 && !PG_ARGISNULL(19) ? PG_GETARG_ARRAYTYPE_P(19) : NULL);
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
 		(!m->def.classes_declared || m->released.nlabels != 2))

@@ -25,7 +25,11 @@
  */
 #include "exec/exec.h"
 
+#include "access/relation.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -130,6 +134,37 @@ check_cohort_column(UnlearnModel *m, Oid relid, const char *column)
 						m->def.deferred ? "its removal is deferred" :
 						"a classifier's cohort erasure is bounded in the taylor form"),
 				 errhint("Cohorts need mechanism 'newton', removal 'immediate' and, for a classifier, bound 'taylor' (the default).")));
+}
+
+/*
+ * The cohort column m takes by default on relid: on a table partitioned
+ * BY LIST on one column that could be a cohort column (a type that names
+ * cohorts, a deterministic collation, not a column the model reads, a
+ * model that can keep cohorts), that column, so that its partitions are
+ * cohorts; else NULL.
+ */
+char *
+default_cohort_column(UnlearnModel *m, Oid relid)
+{
+	Relation	rel;
+	PartitionKey key;
+	char	   *column = NULL;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE || m->def.mechanism != MECHANISM_NEWTON ||
+		m->def.deferred || (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR) ||
+		!catalog_has_cohorts())
+		return NULL;
+	rel = relation_open(relid, AccessShareLock);
+	key = RelationGetPartitionKey(rel);
+	if (key != NULL && key->strategy == PARTITION_STRATEGY_LIST && key->partnatts == 1 &&
+		key->partattrs[0] > 0 &&
+		cohort_type_supported(TupleDescAttr(RelationGetDescr(rel), key->partattrs[0] - 1)->atttypid) &&
+		(!OidIsValid(key->partcollation[0]) || get_collation_isdeterministic(key->partcollation[0])))
+		column = pstrdup(NameStr(TupleDescAttr(RelationGetDescr(rel), key->partattrs[0] - 1)->attname));
+	relation_close(rel, AccessShareLock);
+	if (column != NULL && model_reads_column(m, column))
+		return NULL;
+	return column;
 }
 
 /* --- a statement's cohorts ------------------------------------------------ */

@@ -256,6 +256,7 @@ extern bool cohort_type_supported(Oid type);
 extern char *cohort_key(Oid base, Datum d);
 extern const char *cohort_collation(Oid base);
 extern void check_cohort_column(UnlearnModel *m, Oid relid, const char *column);
+extern char *default_cohort_column(UnlearnModel *m, Oid relid);
 extern CohortChange *cohort_change_begin(UnlearnModel *m, const RowBatch *removed,
 										 const RowBatch *added);
 extern RowBatch *cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added);

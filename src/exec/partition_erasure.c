@@ -48,6 +48,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 /* one model's rows that a command will take out of its table */
@@ -454,6 +455,8 @@ partition_erasure_prepare(Node *stmt)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
+	/* small queries, whose estimates could pass jit_above_cost (trigger.c) */
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	foreach(lc, tables)
 	{
 		LeavingTable *t = (LeavingTable *) lfirst(lc);

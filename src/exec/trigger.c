@@ -1171,6 +1171,18 @@ refuse_inheritance_children(void)
 				 errhint("Use declarative partitioning: a partition's writes reach its root's models.")));
 }
 
+/*
+ * The event triggers' catalog queries are small, but pg_partition_tree's
+ * default estimate (1,000 rows) can cost them past jit_above_cost, and a
+ * JIT compilation would then add a second to every DROP or ALTER TABLE in
+ * the database: no JIT for them (undone with the extension's context).
+ */
+static void
+no_jit_for_catalog_queries(void)
+{
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
 Datum
 unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 {
@@ -1182,6 +1194,7 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
+	no_jit_for_catalog_queries();
 
 	/* dropped tables take their models with them, whoever owns the models (notices in name order) */
 	if (SPI_execute("WITH gone AS (DELETE FROM unlearn.models m "
@@ -1252,6 +1265,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
+	no_jit_for_catalog_queries();
 	refuse_trigger_impostors();
 	refuse_inheritance_children();
 	refuse_retyped_columns();

@@ -71,7 +71,7 @@ SELECT pg_temp.fingerprint('rm') = :'before_nan' AS unchanged;
 -- (rolled back here)
 BEGIN;
 TRUNCATE rm;
-SELECT state, rows, spent FROM unlearn.status WHERE model = 'rm';
+SELECT state, rows FROM unlearn.status WHERE model = 'rm';
 SELECT count(*) AS state_rows FROM unlearn.model_state WHERE model = 'rm';
 ROLLBACK;
 SELECT state, rows = (SELECT count(*) FROM rm) AS in_step FROM unlearn.status WHERE model = 'rm';

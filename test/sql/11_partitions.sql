@@ -1,7 +1,8 @@
 -- Partitioned tables: a model trained on the root follows DML through any
 -- partition, and a change of the partition set (CREATE ... PARTITION OF,
 -- ATTACH, DETACH, DROP) and TRUNCATE of a partition retrain it on the
--- table's rows (a model with cohorts forgets them instead: 31_cohorts).
+-- table's rows, unless the rows that left are whole cohorts (the key of a
+-- table partitioned BY LIST is the default cohort column: 31_cohorts).
 -- Inheritance is refused.
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;

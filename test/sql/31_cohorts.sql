@@ -145,6 +145,13 @@ SELECT model, cohorts FROM unlearn_train('cp_ls', 'cp', 'y', '{a,b}', loss => 's
 	cohort => 'site');
 SELECT model, cohorts FROM unlearn_train('cp_lg', 'cp', 'yes', '{a,b}', lambda => 1e-2, sigma => 5,
 	cohort => 'site');
+-- on a table partitioned BY LIST, the key is the default cohort column;
+-- '' keeps none
+SELECT model, cohorts FROM unlearn_train('cp_default', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0);
+SELECT model, cohorts FROM unlearn_train('cp_none', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
+	cohort => '');
+SELECT model, coalesce(cohort, '(none)') AS cohort FROM unlearn.models WHERE model LIKE 'cp\_%' ORDER BY model;
+SELECT unlearn_drop('cp_default'), unlearn_drop('cp_none');
 -- cohorts that each partition holds only part of
 SELECT model, cohorts FROM unlearn_train('cp_grp', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
 	cohort => 'grp');
