@@ -166,6 +166,16 @@ LANGUAGE sql AS $$
 		 LATERAL (SELECT * FROM unlearn.ledger l WHERE l.model = m.model ORDER BY l.id DESC LIMIT 1) l
 	WHERE m.model LIKE 'cp\_%' ORDER BY m.model
 $$;
+-- a row that moves to another partition (and cohort) through the root, and
+-- a foreign-key cascade into the partitioned table
+UPDATE cp SET site = 5 WHERE id IN (1, 7, 13);
+SELECT * FROM pg_temp.check_cp('cross-partition update');
+CREATE TABLE cp_owner (id int PRIMARY KEY);
+INSERT INTO cp_owner SELECT generate_series(2000, 2100);
+ALTER TABLE cp ADD COLUMN owner_id int REFERENCES cp_owner ON DELETE CASCADE;
+UPDATE cp SET owner_id = id WHERE id BETWEEN 2000 AND 2100;
+DELETE FROM cp_owner WHERE id < 2050;
+SELECT * FROM pg_temp.check_cp('foreign-key cascade');
 ALTER TABLE cp DETACH PARTITION cp1;
 SELECT * FROM pg_temp.check_cp('detach');
 DROP TABLE cp2;
@@ -183,6 +193,7 @@ SELECT md5(string_agg(row(m.*)::text, ',' ORDER BY m.model)) = :'before_cp' AS r
 FROM unlearn.models m WHERE m.model LIKE 'cp\_%';
 DROP TABLE cp1;
 DROP TABLE cp;
+DROP TABLE cp_owner;
 
 RESET client_min_messages;
 SELECT * FROM results ORDER BY model, statement;
