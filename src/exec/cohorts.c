@@ -125,15 +125,14 @@ check_cohort_column(UnlearnModel *m, Oid relid, const char *column)
 				 errmsg("cohort column \"%s\" is a feature or the label of model \"%s\"", column,
 						m->def.name),
 				 errhint("Name a column the model does not read otherwise.")));
-	if (m->def.mechanism != MECHANISM_NEWTON || m->def.deferred ||
+	if (m->def.mechanism != MECHANISM_NEWTON ||
 		(m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" cannot keep cohorts: %s", m->def.name,
 						m->def.mechanism != MECHANISM_NEWTON ? "Noisy-GD keeps no statistics" :
-						m->def.deferred ? "its removal is deferred" :
 						"a classifier's cohort erasure is bounded in the taylor form"),
-				 errhint("Cohorts need mechanism 'newton', removal 'immediate' and, for a classifier, bound 'taylor' (the default).")));
+				 errhint("Cohorts need mechanism 'newton' and, for a classifier, bound 'taylor' (the default).")));
 }
 
 /*
@@ -151,7 +150,7 @@ default_cohort_column(UnlearnModel *m, Oid relid)
 	char	   *column = NULL;
 
 	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE || m->def.mechanism != MECHANISM_NEWTON ||
-		m->def.deferred || (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR) ||
+		(m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR) ||
 		!catalog_has_cohorts())
 		return NULL;
 	rel = relation_open(relid, AccessShareLock);
@@ -644,7 +643,11 @@ cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot)
 	bool		isnull;
 	Datum		d;
 
-	if (RelationGetRelid(rel) != cached_rel || strcmp(cached_column, m->def.cohort) != 0)
+	/* the cached column must still be this relation's column of that name */
+	if (RelationGetRelid(rel) != cached_rel || strcmp(cached_column, m->def.cohort) != 0 ||
+		attnum > RelationGetDescr(rel)->natts ||
+		TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attisdropped ||
+		strcmp(NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname), m->def.cohort) != 0)
 	{
 		attnum = get_attnum(RelationGetRelid(rel), m->def.cohort);
 		if (attnum <= 0 ||

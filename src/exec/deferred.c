@@ -54,7 +54,9 @@ PG_FUNCTION_INFO_V1(unlearn_apply_pending);
 
 /*
  * A contribution: the row's p doubles (raw: the first d are the
- * features, unmapped), its label's value, then its canonical label text.
+ * features, unmapped), its label's value, then its canonical label text,
+ * and, for a model with cohorts and a row in one, a zero byte and the
+ * cohort key (a contribution queued before 0.19.0 ends with the label).
  * A model that releases nothing (too few rows, suspended) needs only the
  * count of its rows: its contributions are the header alone, p = 0.
  */
@@ -67,11 +69,13 @@ typedef struct QueuedRowHeader
 } QueuedRowHeader;
 
 static bytea *
-encode_queued_row(int p, const double *raw, const char *label, double label_value)
+encode_queued_row(int p, const double *raw, const char *label, double label_value,
+				  const char *cohort)
 {
 	QueuedRowHeader head;
 	Size		label_len = p > 0 ? strlen(label) : 0;
-	Size		size = VARHDRSZ + sizeof(head) + sizeof(double) * p + label_len;
+	Size		cohort_len = p > 0 && cohort != NULL ? strlen(cohort) + 1 : 0;
+	Size		size = VARHDRSZ + sizeof(head) + sizeof(double) * p + label_len + cohort_len;
 	bytea	   *out = palloc(size);
 	char	   *ptr = VARDATA(out);
 
@@ -82,6 +86,11 @@ encode_queued_row(int p, const double *raw, const char *label, double label_valu
 	memcpy(ptr, &head, sizeof(head));
 	memcpy(ptr + sizeof(head), raw, sizeof(double) * p);
 	memcpy(ptr + sizeof(head) + sizeof(double) * p, label, label_len);
+	if (cohort_len > 0)
+	{
+		ptr[sizeof(head) + sizeof(double) * p + label_len] = '\0';
+		memcpy(ptr + sizeof(head) + sizeof(double) * p + label_len + 1, cohort, cohort_len - 1);
+	}
 	return out;
 }
 
@@ -94,6 +103,7 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	const char *ptr = VARDATA_ANY(row);
 
 	bool		counted;
+	Size		tail;
 
 	if (len < sizeof(head))
 		corrupt_model(m, "a queued row is truncated");
@@ -102,8 +112,18 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	if (counted && m->released.status == MODEL_READY)
 		corrupt_model(m, "a queued row of a ready model has no values");
 	if (!counted && (head.p != m->def.p || head.label_len < 0 ||
-					 len != sizeof(head) + sizeof(double) * m->def.p + head.label_len))
+					 len < sizeof(head) + sizeof(double) * m->def.p + head.label_len))
 		corrupt_model(m, "a queued row does not match the model");
+	/* after the label, a cohort key: a zero byte, then 1 to COHORT_MAX_KEY others */
+	tail = counted ? 0 : len - (sizeof(head) + sizeof(double) * m->def.p + head.label_len);
+	if (tail > 0)
+	{
+		const char *key = ptr + sizeof(head) + sizeof(double) * m->def.p + head.label_len;
+
+		if (m->def.cohort == NULL || tail < 2 || tail > COHORT_MAX_KEY + 1 || key[0] != '\0' ||
+			memchr(key + 1, '\0', tail - 1) != NULL)
+			corrupt_model(m, "a queued row does not match the model");
+	}
 	row_batch_reserve(batch, m->def.p, capacity);
 	if (counted)
 	{
@@ -118,6 +138,9 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 		check_feature_values(batch->x + (Size) batch->count * m->def.p, m->def.dims, m->def.name);
 		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->def.p,
 											   head.label_len);
+		if (tail > 0)
+			batch->cohorts[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->def.p +
+													head.label_len + 1, tail - 1);
 	}
 	batch->label_values[batch->count] = head.label_value;
 	batch->count++;
@@ -125,7 +148,7 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 
 static void
 queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
-		  double label_value)
+		  double label_value, const char *cohort)
 {
 	static SPIPlanPtr plan = NULL;
 	Datum		args[4];
@@ -145,7 +168,7 @@ queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
 	args[2] = Int16GetDatum(change);
 	if (raw != NULL)
 		args[3] = PointerGetDatum(encode_queued_row(m->released.status == MODEL_READY ? m->def.p : 0,
-													raw, label, label_value));
+													raw, label, label_value, cohort));
 	else
 	{
 		args[3] = (Datum) 0;
@@ -175,6 +198,8 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 	bool		new_in = false;
 	bool		old_failed = false;
 	bool		new_failed = false;
+	char	   *old_cohort = NULL;
+	char	   *new_cohort = NULL;
 
 	suspend_if_owner_may_not_read(m, caller);
 	reader = slot_row_reader_begin(m, td->tg_relation);
@@ -183,6 +208,7 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 		old_raw = palloc0(sizeof(double) * m->def.p);
 		old_in = slot_row_decode_guarded(reader, td->tg_trigslot, old_raw, &old_label,
 										 &old_value, &old_failed);
+		old_cohort = slot_row_cohort(reader, td->tg_trigslot);
 	}
 	if (TRIGGER_FIRED_BY_INSERT(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
@@ -192,6 +218,7 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 		new_raw = palloc0(sizeof(double) * m->def.p);
 		new_in = slot_row_decode_guarded(reader, slot, new_raw, &new_label, &new_value,
 										 &new_failed);
+		new_cohort = slot_row_cohort(reader, slot);
 	}
 	slot_row_reader_end(reader);
 	if (old_failed || new_failed)
@@ -200,12 +227,14 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 	/* an UPDATE that leaves the model's view of the row as it was */
 	if (old_raw != NULL && new_raw != NULL && old_in == new_in &&
 		(!old_in || (memcmp(old_raw, new_raw, sizeof(double) * m->def.dims) == 0 &&
-					 strcmp(old_label, new_label) == 0)))
+					 strcmp(old_label, new_label) == 0 &&
+					 (old_cohort == NULL) == (new_cohort == NULL) &&
+					 (old_cohort == NULL || strcmp(old_cohort, new_cohort) == 0))))
 		return;
 	if (old_raw != NULL)
-		queue_row(m, -1, old_in ? old_raw : NULL, old_label, old_value);
+		queue_row(m, -1, old_in ? old_raw : NULL, old_label, old_value, old_cohort);
 	if (new_raw != NULL)
-		queue_row(m, 1, new_in ? new_raw : NULL, new_label, new_value);
+		queue_row(m, 1, new_in ? new_raw : NULL, new_label, new_value, new_cohort);
 }
 
 /*

@@ -718,9 +718,9 @@ model_from_result(UnlearnModel *m)
 		corrupt_model(m, "the Noisy-GD parameters are out of range");
 	m->def.cohort = isnull[45] ? NULL : TextDatumGetCString(d[45]);
 	if (m->def.cohort != NULL &&
-		(m->def.mechanism != MECHANISM_NEWTON || m->def.deferred ||
+		(m->def.mechanism != MECHANISM_NEWTON ||
 		 (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR)))
-		corrupt_model(m, "a cohort column needs an immediate Newton model (taylor bound for a classifier)");
+		corrupt_model(m, "a cohort column needs a Newton model (taylor bound for a classifier)");
 }
 
 static void

@@ -115,7 +115,6 @@ SELECT unlearn_train('co_x', 'co', 'y', '{a}', loss => 'squared', cohort => 'a')
 SELECT unlearn_train('co_x', 'co', 'y', '{a,b}', loss => 'squared', cohort => 'b');
 SELECT unlearn_train('co_x', 'co', 'yes', '{a,b}', mechanism => 'noisy_gd', cohort => 'tenant');
 SELECT unlearn_train('co_x', 'co', 'yes', '{a,b}', cohort => 'tenant', options => '{"bound": "guo"}');
-SELECT unlearn_train('co_x', 'co', 'yes', '{a,b}', cohort => 'tenant', options => '{"removal": "deferred"}');
 SELECT unlearn_forget_cohort('no_model', 'x');
 SELECT model, cohorts FROM unlearn_train('co_plain', 'co', 'y', '{a}', loss => 'squared');
 SELECT unlearn_forget_cohort('co_plain', 'tenant-0');
@@ -130,7 +129,25 @@ INSERT INTO results SELECT * FROM pg_temp.check('a cohort not kept');
 RESET unlearn.cohort_memory;
 SELECT model, cohorts FROM unlearn_retrain('co_ls');
 
--- 9. Partitions: DETACH, DROP and TRUNCATE of a partition erase its cohorts
+-- 9. A deferred model queues each row with its cohort key; the apply
+-- erases a cohort whose rows are all in the queue from its statistics
+CREATE TABLE cq AS SELECT id, 'q-' || (id % 3) AS q, a, b, y FROM co;
+SELECT model, cohorts FROM unlearn_train('cq_ls', 'cq', 'y', '{a,b}', loss => 'squared', sigma => 0,
+	cohort => 'q', options => '{"removal": "deferred"}');
+DELETE FROM cq WHERE q = 'q-1';
+UPDATE cq SET q = 'q-0' WHERE id IN (SELECT id FROM cq WHERE q = 'q-2' ORDER BY id LIMIT 10);
+SELECT model, pending > 0 AS queued FROM unlearn.status WHERE model = 'cq_ls';
+SELECT model, pending, cohorts FROM unlearn_apply_pending('cq_ls');
+SELECT operation, rows_removed > 0 AS removed FROM unlearn.ledger WHERE model = 'cq_ls' ORDER BY id;
+SELECT bool_and(k.rows = (SELECT count(*) FROM cq WHERE q = k.cohort)) AS cohorts_in_step,
+	   count(*) AS cohorts
+FROM unlearn_cohorts('cq_ls') k;
+SELECT certified, retrain_distance <= 1e-9 * (SELECT sqrt(sum(x ^ 2)) FROM unnest(unlearn_coef('cq_ls')) x) AS refit
+FROM unlearn_verify('cq_ls');
+SELECT unlearn_drop('cq_ls');
+DROP TABLE cq;
+
+-- 10. Partitions: DETACH, DROP and TRUNCATE of a partition erase its cohorts
 CREATE TABLE cp (id int, site int, grp int, a float8, b float8, y float8, yes boolean)
 	PARTITION BY LIST (site);
 CREATE TABLE cp0 PARTITION OF cp FOR VALUES IN (0);
