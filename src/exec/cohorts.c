@@ -639,6 +639,7 @@ cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot)
 	static Oid	cached_rel = InvalidOid;
 	static char cached_column[NAMEDATALEN];
 	static AttrNumber attnum;
+	static Oid	cached_type;
 	static Oid	base;
 	bool		isnull;
 	Datum		d;
@@ -647,6 +648,7 @@ cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot)
 	if (RelationGetRelid(rel) != cached_rel || strcmp(cached_column, m->def.cohort) != 0 ||
 		attnum > RelationGetDescr(rel)->natts ||
 		TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attisdropped ||
+		TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid != cached_type ||
 		strcmp(NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname), m->def.cohort) != 0)
 	{
 		attnum = get_attnum(RelationGetRelid(rel), m->def.cohort);
@@ -654,7 +656,8 @@ cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot)
 			!cohort_type_supported(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid))
 			elog(ERROR, "cohort column \"%s\" of model \"%s\" does not match relation \"%s\"",
 				 m->def.cohort, m->def.name, RelationGetRelationName(rel));
-		base = getBaseType(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid);
+		cached_type = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+		base = getBaseType(cached_type);
 		cached_rel = RelationGetRelid(rel);
 		strlcpy(cached_column, m->def.cohort, NAMEDATALEN);
 	}

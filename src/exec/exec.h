@@ -267,8 +267,11 @@ extern void cohorts_rebuild(UnlearnModel *m);
 extern int64 cohorts_write_ledger(UnlearnModel *m);
 
 /* partition_erasure.c: rows that leave without a statement (see its header) */
+extern void partition_erasure_init(void);
 extern bool partition_erasure_prepare(Node *stmt);
 extern void partition_erasure_clear(void);
+extern List *partition_erasure_save(void);
+extern void partition_erasure_restore(List *saved);
 extern void partition_erasure_finish(void);
 extern bool partition_erasure_allows_truncate(Oid relid);
 extern bool partition_erasure_apply(UnlearnModel *m, List *lost);

@@ -300,7 +300,14 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
 			retrain_reason == NULL)
 			retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
-		if (rows->whole != NIL && m->released.status == MODEL_READY)
+		/*
+		 * Whole cohorts counted from their keys are exactly their model rows
+		 * only in a change that deletes and nothing else (a row inserted in
+		 * the same change, in the model or not, could be among them)
+		 */
+		if (rows->whole != NIL && m->released.status == MODEL_READY && strcmp(operation, "delete") != 0)
+			retrain_reason = "A statement that removed whole cohorts also inserted or updated rows.";
+		else if (rows->whole != NIL && m->released.status == MODEL_READY)
 		{
 			int64		rest = (rows->removed ? rows->removed->count : 0) -
 				(rows->added ? rows->added->count : 0);

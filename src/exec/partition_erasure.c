@@ -31,6 +31,7 @@
 #include "exec/exec.h"
 
 #include "access/xact.h"
+#include "catalog/heap.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
@@ -66,6 +67,7 @@ typedef struct LeavingRows
 	int64		rows;			/* model rows leaving */
 	int64		outside;		/* rows outside the model leaving */
 	bool		forgettable;	/* whole kept cohorts, none, or all rows */
+	char	   *version;		/* the model's catalog row when counted */
 } LeavingRows;
 
 static List *leaving = NIL;		/* of LeavingRows, in TopTransactionContext */
@@ -102,6 +104,24 @@ leaf_tables(Oid relid)
 															  SPI_tuptable->tupdesc, 1, &isnull)));
 	}
 	return out;
+}
+
+/*
+ * The version of model name's catalog row (xmin and ctid): every change
+ * of the model rewrites it, so a change between the count and the apply
+ * (a trigger of the command writing the table) shows.
+ */
+static char *
+model_version(const char *name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		v[1];
+
+	v[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT xmin::text || ctid::text FROM unlearn.models WHERE model = $1",
+							  1, types, v, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read model \"%s\"", name);
+	return SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : pstrdup("");
 }
 
 /*
@@ -226,9 +246,10 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 		Oid			leaf = lfirst_oid(lc);
 		uint64		r;
 
-		if (SPI_execute_with_args(psprintf("SELECT %s, pg_catalog.count(*) FILTER (WHERE %s), pg_catalog.count(*) "
+		if (SPI_execute_with_args(psprintf("SELECT %s%s, pg_catalog.count(*) FILTER (WHERE %s), pg_catalog.count(*) "
 										   "FROM ONLY %s GROUP BY 1",
 										   m->def.cohort != NULL ? quote_identifier(m->def.cohort) : "NULL::text",
+										   m->def.cohort != NULL ? cohort_collation(base) : "",
 										   cond.data, relation_qualified_name(leaf)),
 								  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the rows of %s", relation_qualified_name(leaf));
@@ -294,6 +315,28 @@ leaving_rows_of(const char *model)
 	return NULL;
 }
 
+typedef struct CountWork
+{
+	UnlearnModel *m;
+	LeavingRows *lr;
+} CountWork;
+
+static void
+count_work(void *arg)
+{
+	CountWork  *work = (CountWork *) arg;
+
+	count_leaving(work->m, work->lr);
+}
+
+/* a count that fails leaves the model to the usual path; a cancel does not */
+static bool
+count_failure_survivable(const ErrorData *edata, void *arg)
+{
+	return edata->sqlerrcode != ERRCODE_QUERY_CANCELED &&
+		edata->sqlerrcode != ERRCODE_ADMIN_SHUTDOWN;
+}
+
 /*
  * The rows of leaves will leave root's tree: count them for each
  * immediate model of the tree (LeavingRows), after taking the command's
@@ -311,6 +354,8 @@ prepare_leaving(Oid root, Oid parent, Oid relid, bool truncate)
 	if (OidIsValid(parent))
 		LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(relid, AccessExclusiveLock);
+	/* every table below it too, as TRUNCATE does, so no row enters them meanwhile */
+	(void) find_all_inheritors(relid, AccessExclusiveLock, NULL);
 	leaves = leaf_tables(relid);
 	foreach(lc, refs)
 	{
@@ -341,9 +386,21 @@ prepare_leaving(Oid root, Oid parent, Oid relid, bool truncate)
 		lr->truncate = truncate;
 		MemoryContextSwitchTo(old);
 		if (m->released.status == MODEL_READY)
-			count_leaving(m, lr);
+		{
+			CountWork	work = {m, lr};
+			ErrorData  *failure = run_in_subtransaction(count_work, &work, count_failure_survivable);
+
+			if (failure != NULL)
+			{
+				/* rows it may not count (a forced policy): the usual path */
+				FreeErrorData(failure);
+				lr->forgettable = false;
+				lr->nkeys = 0;
+			}
+		}
 		else
 			lr->forgettable = true; /* it only counts rows */
+		lr->version = MemoryContextStrdup(TopTransactionContext, model_version(ref->name));
 		old = MemoryContextSwitchTo(TopTransactionContext);
 		leaving = lappend(leaving, lr);
 		MemoryContextSwitchTo(old);
@@ -395,9 +452,37 @@ leaving_tables(Node *stmt)
 
 	if (IsA(stmt, TruncateStmt))
 	{
-		foreach(lc, ((TruncateStmt *) stmt)->relations)
-			add_leaving(&out, RangeVarGetRelid((RangeVar *) lfirst(lc), NoLock, true),
-						InvalidOid, true);
+		TruncateStmt *truncate = (TruncateStmt *) stmt;
+		List	   *relids = NIL;
+		ListCell   *lc2;
+
+		foreach(lc, truncate->relations)
+		{
+			Oid			relid = RangeVarGetRelid((RangeVar *) lfirst(lc), NoLock, true);
+
+			if (OidIsValid(relid))
+				relids = list_append_unique_oid(relids, relid);
+		}
+		/* CASCADE: the tables whose foreign keys reach them, as TRUNCATE finds them */
+		if (truncate->behavior == DROP_CASCADE)
+		{
+			List	   *all = NIL;
+			List	   *more;
+
+			foreach(lc, relids)
+				foreach(lc2, find_all_inheritors(lfirst_oid(lc), NoLock, NULL))
+					all = list_append_unique_oid(all, lfirst_oid(lc2));
+			while ((more = heap_truncate_find_FKs(all)) != NIL)
+			{
+				foreach(lc, more)
+				{
+					all = list_append_unique_oid(all, lfirst_oid(lc));
+					relids = list_append_unique_oid(relids, lfirst_oid(lc));
+				}
+			}
+		}
+		foreach(lc, relids)
+			add_leaving(&out, lfirst_oid(lc), InvalidOid, true);
 	}
 	else if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_TABLE)
 	{
@@ -475,6 +560,39 @@ partition_erasure_clear(void)
 }
 
 /*
+ * A command nested in another (a trigger of a TRUNCATE running DDL) has
+ * counts of its own: the hook saves the outer command's, and restores
+ * them when the nested one ends, successfully or not.
+ */
+List *
+partition_erasure_save(void)
+{
+	List	   *saved = leaving;
+
+	leaving = NIL;
+	return saved;
+}
+
+void
+partition_erasure_restore(List *saved)
+{
+	leaving = saved;
+}
+
+/* nothing outlives its transaction (the lists are in TopTransactionContext) */
+static void
+partition_erasure_xact_callback(XactEvent event, void *arg)
+{
+	leaving = NIL;
+}
+
+void
+partition_erasure_init(void)
+{
+	RegisterXactCallback(partition_erasure_xact_callback, NULL);
+}
+
+/*
  * May TRUNCATE go through on relid (the TRUNCATE guard, trigger.c)?  Yes
  * if its tree has no deferred model and this command counted its rows
  * for every model: each then forgets them after the command, from its
@@ -528,9 +646,21 @@ partition_erasure_apply(UnlearnModel *m, List *lost)
 	foreach(lc, lr->leaves)
 		if (!list_member_oid(lost, lfirst_oid(lc)))
 			return false;
+	/* and the model did not change since the count (a trigger of the command) */
+	if (strcmp(lr->version, model_version(m->def.name)) != 0)
+		return false;
+	if (m->released.status == MODEL_READY && lr->rows == 0)
+	{
+		/* no row of the model left: only the rows outside it are counted */
+		if (lr->outside > 0)
+			catalog_count_skipped(m->def.name, -lr->outside);
+		catalog_ledger(m, lr->truncate ? "truncate" : "repartition", 0, 0, 0.0, false);
+		lr->forgettable = false;
+		return true;
+	}
 	m->released.removed += lr->rows;
 	m->released.skipped = Max(m->released.skipped - lr->outside, 0);
-	if (m->released.status != MODEL_READY || lr->rows == 0)
+	if (m->released.status != MODEL_READY)
 	{
 		m->released.rows -= lr->rows;
 		done = true;

@@ -789,7 +789,8 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 					   ProcessUtilityContext context, ParamListInfo params,
 					   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
-	bool		prepared;
+	volatile bool prepared = false;
+	List	   *volatile outer;
 
 	if (IsA(pstmt->utilityStmt, TruncateStmt))
 	{
@@ -809,22 +810,22 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 						 errhint("Use DELETE to erase rows with certified removal, or drop the models with unlearn_drop() first.")));
 		}
 	}
-	prepared = partition_erasure_prepare(pstmt->utilityStmt);
+	outer = partition_erasure_save();
 	PG_TRY();
 	{
+		prepared = partition_erasure_prepare(pstmt->utilityStmt);
 		if (prev_process_utility)
 			prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 		else
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		if (prepared)
+			partition_erasure_finish();
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
-		partition_erasure_clear();
-		PG_RE_THROW();
+		partition_erasure_restore(outer);
 	}
 	PG_END_TRY();
-	if (prepared)
-		partition_erasure_finish();
 }
 
 void
@@ -834,6 +835,7 @@ trigger_init(void)
 	RegisterSubXactCallback(pending_subxact_callback, NULL);
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = guard_foreign_truncate;
+	partition_erasure_init();
 }
 
 Datum

@@ -212,6 +212,81 @@ DROP TABLE cp1;
 DROP TABLE cp;
 DROP TABLE cp_owner;
 
+-- 11. What a hostile table owner tried (each once a crash or a model off
+-- its table): an empty partition truncated or dropped; a BEFORE TRUNCATE
+-- trigger that runs DDL of its own, or inserts into the partition being
+-- truncated; TRUNCATE ... CASCADE into another trained table; a DELETE of
+-- a whole cohort in the same change as an insert of its key; cohorts under
+-- a case-insensitive collation
+CREATE FUNCTION pg_temp.in_step(name text) RETURNS TABLE (model text, rows_in_step boolean,
+	cohorts_in_step boolean, certified boolean)
+LANGUAGE plpgsql AS $$
+DECLARE src regclass; col text; n bigint; ok boolean;
+BEGIN
+	SELECT m.source, m.cohort INTO src, col FROM unlearn.models m WHERE m.model = name;
+	EXECUTE format('SELECT count(*) FROM %s', src) INTO n;
+	EXECUTE format('SELECT coalesce(bool_and(k.rows = (SELECT count(*) FROM %s t WHERE t.%I::text COLLATE "C" = k.cohort)), true) '
+				   'FROM unlearn_cohorts(%L) k', src, col, name) INTO ok;
+	RETURN QUERY SELECT m.model, m.rows = n, ok, v.certified
+		FROM unlearn.models m, unlearn_verify(m.model) v WHERE m.model = name;
+END $$;
+CREATE TABLE hp (id int, tenant text, a float8, y float8) PARTITION BY LIST (tenant);
+CREATE TABLE hp1 PARTITION OF hp FOR VALUES IN ('t1', 'tq');
+CREATE TABLE hp2 PARTITION OF hp FOR VALUES IN ('t2');
+CREATE TABLE hp3 PARTITION OF hp FOR VALUES IN ('t3');
+CREATE TABLE hp4 PARTITION OF hp FOR VALUES IN ('t4');
+CREATE TABLE hp5 PARTITION OF hp FOR VALUES IN ('t5');
+INSERT INTO hp SELECT i, 't' || (1 + i % 3), sin(i), 2 * sin(i) + 0.1 * (i % 7) FROM generate_series(1, 600) i;
+SELECT model FROM unlearn_train('hp_ls', 'hp', 'y', '{a}', loss => 'squared', sigma => 0);
+TRUNCATE hp4;
+DROP TABLE hp5;
+SELECT * FROM pg_temp.in_step('hp_ls');
+CREATE FUNCTION pg_temp.swallow() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN BEGIN DROP TABLE no_such_table; EXCEPTION WHEN others THEN NULL; END; RETURN NULL; END $$;
+CREATE TRIGGER z_swallow BEFORE TRUNCATE ON hp1 FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.swallow();
+TRUNCATE hp1;
+SELECT * FROM pg_temp.in_step('hp_ls');
+CREATE FUNCTION pg_temp.add_tq() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO hp SELECT 1000 + i, 'tq', sin(7 * i), 5 FROM generate_series(1, 2) i; RETURN NULL; END $$;
+CREATE TRIGGER a_add BEFORE TRUNCATE ON hp2 FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.add_tq();
+CREATE TRIGGER a_add BEFORE TRUNCATE ON hp3 FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.add_tq();
+TRUNCATE hp2;
+SELECT * FROM pg_temp.in_step('hp_ls');
+CREATE TABLE ha (id int PRIMARY KEY, a float8, y float8);
+CREATE TABLE hb (id int, ref int REFERENCES ha, a float8, y float8);
+INSERT INTO ha SELECT i, sin(i), cos(i) FROM generate_series(1, 50) i;
+INSERT INTO hb SELECT i, i, sin(i), cos(i) FROM generate_series(1, 50) i;
+SELECT model FROM unlearn_train('ha_ls', 'ha', 'y', '{a}', loss => 'squared', sigma => 0);
+SELECT model FROM unlearn_train('hb_ls', 'hb', 'y', '{a}', loss => 'squared', sigma => 0);
+TRUNCATE ha CASCADE;
+SELECT model, rows, state FROM unlearn.status WHERE model IN ('ha_ls', 'hb_ls') ORDER BY model;
+CREATE TABLE hk (id int, tenant text, a float8, b float8, y float8);
+INSERT INTO hk SELECT i, CASE WHEN i <= 30 THEN 'k' ELSE 'j' END, sin(i), cos(1.3 * i), sin(i) + 4 * (i % 2)
+FROM generate_series(1, 130) i;
+SELECT model FROM unlearn_train('hk_ls', 'hk', 'y', '{a,b}', loss => 'squared', sigma => 0, cohort => 'tenant',
+	options => '{"nulls": "skip"}');
+CREATE FUNCTION pg_temp.hk_trig() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO hk VALUES (9999, 'k', NULL, NULL, 0);
+	DELETE FROM hk WHERE tenant = 'k' AND id <> 1;
+	RETURN OLD;
+END $$;
+CREATE TRIGGER hk_b BEFORE DELETE ON hk FOR EACH ROW WHEN (OLD.id = 100) EXECUTE FUNCTION pg_temp.hk_trig();
+DELETE FROM hk WHERE id = 100;
+SELECT * FROM pg_temp.in_step('hk_ls');
+CREATE COLLATION co_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE hc (id int, region int, tenant text COLLATE co_ci, a float8, y float8) PARTITION BY LIST (region);
+CREATE TABLE hc1 PARTITION OF hc FOR VALUES IN (1);
+CREATE TABLE hc2 PARTITION OF hc FOR VALUES IN (2);
+INSERT INTO hc SELECT i, 1, CASE WHEN i <= 20 THEN 'a' ELSE 'A' END, sin(i), sin(i) + cos(2 * i) FROM generate_series(1, 50) i;
+INSERT INTO hc SELECT i, 2, CASE WHEN i <= 130 THEN 'a' ELSE 'B' END, sin(i), sin(i) + cos(2 * i) FROM generate_series(101, 230) i;
+SELECT model FROM unlearn_train('hc_ls', 'hc', 'y', '{a}', loss => 'squared', sigma => 0, cohort => 'tenant');
+TRUNCATE hc1;
+SELECT * FROM pg_temp.in_step('hc_ls');
+SELECT unlearn_drop(model) FROM unlearn.models WHERE model IN ('hp_ls', 'ha_ls', 'hb_ls', 'hk_ls', 'hc_ls');
+DROP TABLE hp, hb, ha, hk, hc;
+DROP COLLATION co_ci;
+
 RESET client_min_messages;
 SELECT * FROM results ORDER BY model, statement;
 SELECT unlearn_drop('co_ls'), unlearn_drop('co_lg');
