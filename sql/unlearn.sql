@@ -454,6 +454,11 @@ AS 'MODULE_PATHNAME', 'unlearn_forget_cohort' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_forget_cohort(text, text)
 IS 'erase a cohort: delete, with the caller''s rights, the rows of the model''s table whose cohort column equals the value, and return how many were deleted; a model that keeps the cohort''s statistics forgets them in one step, the ledger''s operation cohort';
 
+CREATE FUNCTION unlearn_export(model text) RETURNS jsonb
+AS 'MODULE_PATHNAME', 'unlearn_export' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION unlearn_export(text)
+IS 'what predicting needs, as jsonb: the weights in mapped space, the row map (centre, spread, clamp, intercept scaling, scale), the features, the classes, the loss and the formula (the owner or a read grant); an exported copy does not forget: a later erasure does not reach it';
+
 CREATE FUNCTION unlearn_cohorts(model text)
 RETURNS TABLE (cohort text, rows bigint, bytes bigint)
 LANGUAGE sql STABLE

@@ -50,7 +50,7 @@
 #include <math.h>
 
 /* standardised coordinates are clamped here: |x - c| / s can overflow */
-#define Z_MAX 1e150
+#define Z_MAX ROW_MAP_CLAMP
 /* the sums' terms are clamped here, so that S2 stays finite */
 #define T_MAX 1e100
 /* sd* floor relative to the column's magnitude (see the header) */

@@ -52,6 +52,8 @@ typedef struct RowMap
 	const double *centre;		/* per column; NULL: the identity */
 	const double *spread;
 } RowMap;
+/* a standardised coordinate is clamped to +-ROW_MAP_CLAMP (column_map.c) */
+#define ROW_MAP_CLAMP 1e150
 /* the map of a model trained from 0.8.0 (column_map.c), and the bounds of a stored one */
 #define UNLEARN_INTERCEPT_SCALING 2.0
 #define UNLEARN_SPREAD_STEPS 4
