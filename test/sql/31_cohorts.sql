@@ -283,8 +283,18 @@ INSERT INTO hc SELECT i, 2, CASE WHEN i <= 130 THEN 'a' ELSE 'B' END, sin(i), si
 SELECT model FROM unlearn_train('hc_ls', 'hc', 'y', '{a}', loss => 'squared', sigma => 0, cohort => 'tenant');
 TRUNCATE hc1;
 SELECT * FROM pg_temp.in_step('hc_ls');
-SELECT unlearn_drop(model) FROM unlearn.models WHERE model IN ('hp_ls', 'ha_ls', 'hb_ls', 'hk_ls', 'hc_ls');
-DROP TABLE hp, hb, ha, hk, hc;
+-- the same cohort column, retyped between two models in one session
+CREATE TABLE hr (id int, tenant text, a float8, y float8);
+INSERT INTO hr SELECT i, (i % 3)::text, sin(i), cos(i) FROM generate_series(1, 300) i;
+SELECT model FROM unlearn_train('hr_text', 'hr', 'y', '{a}', loss => 'squared', sigma => 0, cohort => 'tenant');
+DELETE FROM hr WHERE id = 1;
+SELECT unlearn_drop('hr_text');
+ALTER TABLE hr ALTER COLUMN tenant TYPE int USING tenant::int;
+SELECT model FROM unlearn_train('hr_ls', 'hr', 'y', '{a}', loss => 'squared', sigma => 0, cohort => 'tenant');
+DELETE FROM hr WHERE tenant = 1;
+SELECT * FROM pg_temp.in_step('hr_ls');
+SELECT unlearn_drop(model) FROM unlearn.models WHERE model IN ('hp_ls', 'ha_ls', 'hb_ls', 'hk_ls', 'hc_ls', 'hr_ls');
+DROP TABLE hp, hb, ha, hk, hc, hr;
 DROP COLLATION co_ci;
 
 RESET client_min_messages;
