@@ -12,12 +12,16 @@
  * as the model reflects and adds none: its rows then leave by the
  * mechanism's erase (one O(p^3) step per class from c's statistics)
  * instead of a step over the rows, with a ledger line of operation
- * "cohort".  If that step does not fit the budget, or H - H_c is not
- * positive definite, the model is put back as it was and the rows go the
- * usual way (the budget rule then re-anchors or retrains).
+ * "cohort".  If that step's bound does not fit the budget, the residual of
+ * the rows left is measured instead (when the statement changed nothing
+ * else); if that does not fit either, or H - H_c is not positive
+ * definite, the model is put back as it was and the rows go the usual way
+ * (the budget rule then re-anchors or retrains).  A DELETE on a table
+ * whose rows are all in the model finds such cohorts from the keys of its
+ * rows alone, and never decodes their rows (cohorts_whole_in_transition).
  *
- * Cost: O(k log k) for a statement's k rows to find their cohorts, one
- * catalog read of the cohorts they touch, O(p^2) per row and class to
+ * Cost: O(k) hash lookups for a statement's k rows to find their cohorts,
+ * one catalog read of the cohorts they touch, O(p^2) per row and class to
  * keep those in step, and a pass over the table, O(n p^2), whenever the
  * anchor moves (a training, a re-anchoring, a rebuild of the matrices).
  *
@@ -178,43 +182,22 @@ typedef struct CohortEntry
 
 struct CohortChange
 {
-	HTAB	   *entries;		/* of CohortEntry: the tracked cohorts touched */
-	List	   *cohorts;		/* their CohortStats */
+	HTAB	   *entries;		/* of CohortEntry: the kept cohorts the
+								 * statement's rows touch, or NULL */
+	List	   *cohorts;		/* their CohortStats, and those erased whole */
 };
 
-static void
-count_keys(HTAB *entries, const RowBatch *batch, bool removed)
-{
-	int			i;
-
-	for (i = 0; batch != NULL && batch->cohorts != NULL && i < batch->count; i++)
-	{
-		CohortEntry *e;
-
-		if (batch->cohorts[i] == NULL)
-			continue;
-		e = hash_search(entries, batch->cohorts[i], HASH_FIND, NULL);
-		if (e == NULL)
-			continue;
-		if (removed)
-			e->removed++;
-		else
-			e->added++;
-	}
-}
-
-/* distinct cohort keys of the batches, as a text[] */
-static Datum
+/* the distinct cohort keys of the batches, *count of them */
+static char **
 batch_keys(const RowBatch *removed, const RowBatch *added, HTAB *seen, int *count)
 {
 	const RowBatch *batches[2] = {removed, added};
-	List	   *keys = NIL;
-	Datum	   *datums;
-	ListCell   *lc;
+	char	  **keys = palloc(sizeof(char *) * Max((removed ? removed->count : 0) +
+												  (added ? added->count : 0), 1));
 	int			b,
-				i,
-				n = 0;
+				i;
 
+	*count = 0;
 	for (b = 0; b < 2; b++)
 		for (i = 0; batches[b] != NULL && batches[b]->cohorts != NULL && i < batches[b]->count; i++)
 		{
@@ -224,13 +207,9 @@ batch_keys(const RowBatch *removed, const RowBatch *added, HTAB *seen, int *coun
 				continue;
 			hash_search(seen, batches[b]->cohorts[i], HASH_ENTER, &found);
 			if (!found)
-				keys = lappend(keys, batches[b]->cohorts[i]);
+				keys[(*count)++] = batches[b]->cohorts[i];
 		}
-	datums = palloc(sizeof(Datum) * Max(list_length(keys), 1));
-	foreach(lc, keys)
-		datums[n++] = CStringGetTextDatum((char *) lfirst(lc));
-	*count = n;
-	return PointerGetDatum(construct_array(datums, n, TEXTOID, -1, false, TYPALIGN_INT));
+	return keys;
 }
 
 static HTAB *
@@ -268,6 +247,7 @@ add_raw_row(UnlearnModel *m, CohortStats *cs, const double *raw, const char *lab
 
 static CohortEntry *entry_of(CohortChange *cc, const RowBatch *batch, int i);
 
+/* count the rows of batch that leave (-1) or enter (+1) kept cohorts, raw */
 static void
 raw_rows_in_step(UnlearnModel *m, CohortChange *cc, const RowBatch *batch, double sign)
 {
@@ -277,8 +257,13 @@ raw_rows_in_step(UnlearnModel *m, CohortChange *cc, const RowBatch *batch, doubl
 	{
 		CohortEntry *e = entry_of(cc, batch, i);
 
-		if (e != NULL)
-			add_raw_row(m, e->cs, batch->x + (Size) i * m->def.p, batch->labels[i], sign);
+		if (e == NULL)
+			continue;
+		if (sign < 0)
+			e->removed++;
+		else
+			e->added++;
+		add_raw_row(m, e->cs, batch->x + (Size) i * m->def.p, batch->labels[i], sign);
 	}
 }
 
@@ -293,7 +278,7 @@ cohort_change_begin(UnlearnModel *m, const RowBatch *removed, const RowBatch *ad
 {
 	CohortChange *cc;
 	HTAB	   *seen;
-	Datum		keys;
+	char	  **keys;
 	int			nkeys;
 	ListCell   *lc;
 
@@ -306,7 +291,7 @@ cohort_change_begin(UnlearnModel *m, const RowBatch *removed, const RowBatch *ad
 		return NULL;
 	cc = palloc0(sizeof(CohortChange));
 	cc->entries = new_key_table("unlearn statement cohorts");
-	cc->cohorts = cohort_store_load(m, keys);
+	cc->cohorts = cohort_store_load(m, keys, nkeys);
 	foreach(lc, cc->cohorts)
 	{
 		CohortStats *cs = (CohortStats *) lfirst(lc);
@@ -318,8 +303,6 @@ cohort_change_begin(UnlearnModel *m, const RowBatch *removed, const RowBatch *ad
 		e->cs = cs;
 		e->removed = e->added = 0;
 	}
-	count_keys(cc->entries, removed, true);
-	count_keys(cc->entries, added, false);
 	raw_rows_in_step(m, cc, removed, -1.0);
 	raw_rows_in_step(m, cc, added, 1.0);
 	return cc;
@@ -328,7 +311,7 @@ cohort_change_begin(UnlearnModel *m, const RowBatch *removed, const RowBatch *ad
 static CohortEntry *
 entry_of(CohortChange *cc, const RowBatch *batch, int i)
 {
-	if (batch->cohorts == NULL || batch->cohorts[i] == NULL)
+	if (cc->entries == NULL || batch->cohorts == NULL || batch->cohorts[i] == NULL)
 		return NULL;
 	return hash_search(cc->entries, batch->cohorts[i], HASH_FIND, NULL);
 }
@@ -465,13 +448,8 @@ cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 	{
 		CohortEntry *e = entry_of(cc, removed, i);
 
-		if (e != NULL && e->cs->erased)
-			continue;
-		memcpy(rest->x + (Size) rest->count * p, removed->x + (Size) i * p, sizeof(double) * p);
-		rest->labels[rest->count] = removed->labels[i];
-		rest->label_values[rest->count] = removed->label_values[i];
-		rest->cohorts[rest->count] = removed->cohorts[i];
-		rest->count++;
+		if (e == NULL || !e->cs->erased)
+			row_batch_keep(p, rest, removed, i);
 	}
 	rest->skipped = removed->skipped;
 	return rest;
@@ -527,14 +505,14 @@ classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows, bool check
 
 /*
  * Erase from m, whose other rows are now exactly its table's, the rows of
- * the cohorts keys (a text[]) that left the table without a statement (a
+ * the cohorts keys[0..n-1] that left the table without a statement (a
  * partition detached, dropped or truncated: partition_erasure.c), counts[i]
  * rows of the i-th key.  Each must be a cohort m keeps, with exactly that
  * many rows.  Returns false, m unchanged, if they are not or their
  * erasure cannot be certified; m->call.cohorts then holds nothing.
  */
 bool
-cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text, const int64 *counts, int n)
+cohorts_erase_counted(UnlearnModel *m, char **keys, const int64 *counts, int n)
 {
 	CohortChange *cc = palloc0(sizeof(CohortChange));
 	List	   *whole = NIL;
@@ -544,14 +522,13 @@ cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text, const int64 
 
 	if (m->def.cohort == NULL || m->released.status != MODEL_READY || m->state.factor == NULL)
 		return false;
-	cc->entries = new_key_table("unlearn erased cohorts");
-	cc->cohorts = cohort_store_load(m, keys);
+	cc->cohorts = cohort_store_load(m, keys, n);
 	foreach(lc, cc->cohorts)
 	{
 		CohortStats *cs = (CohortStats *) lfirst(lc);
 
 		for (i = 0; i < n && !cs->erased; i++)
-			if (strcmp(key_text[i], cs->key) == 0 && counts[i] == cs->rows)
+			if (strcmp(keys[i], cs->key) == 0 && counts[i] == cs->rows)
 			{
 				whole = lappend(whole, cs);
 				erased_rows += cs->rows;
@@ -577,7 +554,7 @@ cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text, const int64 
 int
 cohorts_take_whole(UnlearnModel *m, List *whole, List **stats)
 {
-	Datum	   *d = palloc(sizeof(Datum) * Max(list_length(whole), 1));
+	char	  **keys = palloc(sizeof(char *) * Max(list_length(whole), 1));
 	List	   *loaded;
 	ListCell   *lc,
 			   *lc2;
@@ -586,9 +563,8 @@ cohorts_take_whole(UnlearnModel *m, List *whole, List **stats)
 
 	*stats = NIL;
 	foreach(lc, whole)
-		d[i++] = CStringGetTextDatum(((WholeCohort *) lfirst(lc))->key);
-	loaded = cohort_store_load(m, PointerGetDatum(construct_array(d, list_length(whole), TEXTOID, -1,
-																  false, TYPALIGN_INT)));
+		keys[i++] = ((WholeCohort *) lfirst(lc))->key;
+	loaded = cohort_store_load(m, keys, i);
 	foreach(lc, whole)
 	{
 		WholeCohort *wc = (WholeCohort *) lfirst(lc);
@@ -622,48 +598,12 @@ cohorts_erase_listed(UnlearnModel *m, List *whole, bool pure)
 	if (!erase_cohort_list(m, whole, rows, pure))
 		return false;
 	if (m->call.cohorts == NULL)
-	{
 		m->call.cohorts = palloc0(sizeof(CohortChange));
-		m->call.cohorts->entries = new_key_table("unlearn statement cohorts");
-	}
 	m->call.cohorts->cohorts = list_concat(m->call.cohorts->cohorts, whole);
 	return true;
 }
 
 /* --- cohorts a DELETE removes whole, counted without reading rows ------- */
-
-/* the cohort key of a transition row of rel (the table or a partition) */
-char *
-cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot)
-{
-	static Oid	cached_rel = InvalidOid;
-	static char cached_column[NAMEDATALEN];
-	static AttrNumber attnum;
-	static Oid	cached_type;
-	static Oid	base;
-	bool		isnull;
-	Datum		d;
-
-	/* the cached column must still be this relation's column of that name */
-	if (RelationGetRelid(rel) != cached_rel || strcmp(cached_column, m->def.cohort) != 0 ||
-		attnum > RelationGetDescr(rel)->natts ||
-		TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attisdropped ||
-		TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid != cached_type ||
-		strcmp(NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname), m->def.cohort) != 0)
-	{
-		attnum = get_attnum(RelationGetRelid(rel), m->def.cohort);
-		if (attnum <= 0 ||
-			!cohort_type_supported(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid))
-			elog(ERROR, "cohort column \"%s\" of model \"%s\" does not match relation \"%s\"",
-				 m->def.cohort, m->def.name, RelationGetRelationName(rel));
-		cached_type = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
-		base = getBaseType(cached_type);
-		cached_rel = RelationGetRelid(rel);
-		strlcpy(cached_column, m->def.cohort, NAMEDATALEN);
-	}
-	d = slot_getattr(slot, attnum, &isnull);
-	return isnull ? NULL : cohort_key(base, d);
-}
 
 /*
  * The cohorts a DELETE's transition table ts removes whole, found from
@@ -680,11 +620,11 @@ cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, 
 {
 	MemoryContext caller_cxt = CurrentMemoryContext;
 	TupleTableSlot *slot;
+	SlotRowReader *reader;
 	HTAB	   *counts;
 	HTAB	   *skip;
 	CohortEntry *e;
 	List	   *keys = NIL;
-	Datum	   *datums;
 	char	  **key_text;
 	int64	   *rows;
 	int			n = 0,
@@ -696,11 +636,12 @@ cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, 
 		return NULL;
 	counts = new_key_table("unlearn transition cohorts");
 	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
+	reader = slot_row_reader_begin(m, rel);
 	tuplestore_select_read_pointer(ts, 0);
 	tuplestore_rescan(ts);
 	while (tuplestore_gettupleslot(ts, true, false, slot))
 	{
-		char	   *key = cohort_key_of_slot(m, rel, slot);
+		char	   *key = slot_row_cohort(reader, slot);
 		bool		found;
 
 		if (key == NULL)
@@ -714,20 +655,15 @@ cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, 
 		e->removed++;
 		pfree(key);
 	}
+	slot_row_reader_end(reader);
 	ExecDropSingleTupleTableSlot(slot);
 	if (keys == NIL)
 		return NULL;
-	datums = palloc(sizeof(Datum) * list_length(keys));
 	key_text = palloc(sizeof(char *) * list_length(keys));
 	rows = palloc(sizeof(int64) * list_length(keys));
 	for (i = 0; i < list_length(keys); i++)
-	{
 		key_text[i] = (char *) list_nth(keys, i);
-		datums[i] = CStringGetTextDatum(key_text[i]);
-	}
-	cohort_store_rows(m, PointerGetDatum(construct_array(datums, list_length(keys), TEXTOID, -1, false,
-														 TYPALIGN_INT)),
-					  key_text, rows, list_length(keys));
+	cohort_store_rows(m, key_text, rows, list_length(keys));
 	skip = new_key_table("unlearn cohorts removed whole");
 	for (i = 0; i < list_length(keys); i++)
 	{
@@ -755,22 +691,54 @@ cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, 
 	return skip;
 }
 
-/* the rows of batch in tracked cohorts not erased, added (+1) or taken away (-1) */
+static const CohortEntry *const *sorting_entries;
+
+static int
+compare_by_entry(const void *a, const void *b)
+{
+	const CohortEntry *x = sorting_entries[*(const int *) a];
+	const CohortEntry *y = sorting_entries[*(const int *) b];
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return *(const int *) a - *(const int *) b;
+}
+
+/*
+ * The rows of batch (mapped) in kept cohorts not erased, added (+1) or
+ * taken away (-1): grouped by cohort, one cohort_add_rows each.
+ * O(k log k + k p^2).
+ */
 static void
 keep_in_step(UnlearnModel *m, CohortChange *cc, RowBatch *batch, double sign)
 {
 	StepRows	rows;
-	int			i;
+	CohortEntry **entries;
+	int		   *order;
+	int			n = 0,
+				i,
+				start;
 
 	if (batch == NULL || batch->count == 0)
 		return;
-	step_rows_prepare(m, batch, &rows);
+	entries = palloc(sizeof(CohortEntry *) * batch->count);
+	order = palloc(sizeof(int) * batch->count);
 	for (i = 0; i < batch->count; i++)
 	{
-		CohortEntry *e = entry_of(cc, batch, i);
-
-		if (e != NULL && !e->cs->erased)
-			cohort_add_rows(m, e->cs, &rows, &i, 1, sign);
+		entries[i] = entry_of(cc, batch, i);
+		if (entries[i] != NULL && !entries[i]->cs->erased)
+			order[n++] = i;
+	}
+	if (n == 0)
+		return;
+	sorting_entries = (const CohortEntry *const *) entries;
+	qsort(order, n, sizeof(int), compare_by_entry);
+	step_rows_prepare(m, batch, &rows);
+	for (start = 0; start < n; start = i)
+	{
+		for (i = start + 1; i < n && entries[order[i]] == entries[order[start]]; i++)
+			;
+		cohort_add_rows(m, entries[order[start]]->cs, &rows, order + start, i - start, sign);
 	}
 }
 
@@ -833,7 +801,7 @@ cohorts_write_ledger(UnlearnModel *m)
 
 /* --- rebuilding by a pass ------------------------------------------------- */
 
-/* rows of a cohort gathered for one DSYRK while the statistics are rebuilt */
+/* rows of a cohort gathered for one cohort_add_rows while the statistics are rebuilt */
 #define REBUILD_BLOCK 256
 
 typedef struct RebuildEntry
@@ -856,14 +824,14 @@ compare_rows_desc(const ListCell *a, const ListCell *b)
 }
 
 static void
-flush_block(UnlearnModel *m, RebuildEntry *e, double *scratch)
+flush_block(UnlearnModel *m, RebuildEntry *e)
 {
 	StepRows	rows;
 
 	if (e->block->count == 0)
 		return;
 	step_rows_prepare(m, e->block, &rows);
-	cohort_add_block(m, e->cs, &rows, e->block->count, scratch);
+	cohort_add_rows(m, e->cs, &rows, NULL, e->block->count, 1.0);
 	pfree(rows.y);
 	pfree(rows.cls);
 	e->block->count = 0;
@@ -940,7 +908,7 @@ choose_cohorts(UnlearnModel *m, List **kept, Oid *base)
 /*
  * Replace all of m's cohort statistics by a pass over its table at its
  * anchor (choose_cohorts picks which).  O(n p^2 K), in blocks of
- * REBUILD_BLOCK rows per DSYRK; memory: the kept statistics and a block
+ * REBUILD_BLOCK rows per cohort; memory: the kept statistics and a block
  * per kept cohort.
  */
 void
@@ -955,7 +923,6 @@ cohorts_rebuild(UnlearnModel *m)
 	Oid			base;
 	Oid			trailing[1];
 	RowMap		map;
-	double	   *scratch;
 
 	if (m->def.cohort == NULL)
 		return;
@@ -967,9 +934,6 @@ cohorts_rebuild(UnlearnModel *m)
 		return;
 	trailing[0] = get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort));
 	model_row_map(m, &map);
-	scratch = MemoryContextAllocHuge(CurrentMemoryContext,
-									 sizeof(double) * ((Size) REBUILD_BLOCK * m->def.p +
-													   (Size) m->def.p * m->def.p));
 	enter_table_owner_context(m->def.source, &ctx);
 	portal = SPI_cursor_open_with_args(NULL, build_model_select(m, relation_qualified_name(m->def.source),
 																quote_identifier(m->def.cohort)),
@@ -1005,7 +969,7 @@ cohorts_rebuild(UnlearnModel *m)
 			add_raw_row(m, e->cs, x, b->labels[b->count], 1.0);
 			map_row(&map, x);
 			if (++b->count == REBUILD_BLOCK)
-				flush_block(m, e, scratch);
+				flush_block(m, e);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -1014,8 +978,7 @@ cohorts_rebuild(UnlearnModel *m)
 	hash_seq_init(&seq, table);
 	while ((e = hash_seq_search(&seq)) != NULL)
 		if (e->cs != NULL)
-			flush_block(m, e, scratch);
+			flush_block(m, e);
 	cohort_store_write(m, kept);
-	pfree(scratch);
 	hash_destroy(table);
 }

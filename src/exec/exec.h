@@ -157,6 +157,7 @@ typedef struct ExtensionContext
 } ExtensionContext;
 extern void enter_extension_context(ExtensionContext *ctx);
 extern void leave_extension_context(ExtensionContext *ctx);
+extern void catalog_queries_without_jit(void);
 extern void enter_table_owner_context(Oid relid, ExtensionContext *ctx);
 extern void check_model_owner(UnlearnModel *m, Oid caller);
 extern void check_model_or_table_owner(UnlearnModel *m, Oid caller, const char *hint);
@@ -217,6 +218,7 @@ extern void runtime_check_blas(void);
 extern void trigger_init(void);
 extern RowBatch *new_row_batch(int p, int capacity);
 extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
+extern void row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i);
 extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
@@ -243,7 +245,6 @@ typedef struct WholeCohort
 } WholeCohort;
 extern HTAB *cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel,
 										 List **whole);
-extern char *cohort_key_of_slot(UnlearnModel *m, Relation rel, TupleTableSlot *slot);
 extern bool cohorts_erase_listed(UnlearnModel *m, List *whole, bool pure);
 #define COHORTS_TAKEN 0
 #define COHORTS_CHANGED 1
@@ -260,8 +261,7 @@ extern char *default_cohort_column(UnlearnModel *m, Oid relid);
 extern CohortChange *cohort_change_begin(UnlearnModel *m, const RowBatch *removed,
 										 const RowBatch *added);
 extern RowBatch *cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added);
-extern bool cohorts_erase_counted(UnlearnModel *m, Datum keys, char **key_text,
-								  const int64 *counts, int n);
+extern bool cohorts_erase_counted(UnlearnModel *m, char **keys, const int64 *counts, int n);
 extern void cohorts_after_change(UnlearnModel *m, RowBatch *removed, RowBatch *added);
 extern void cohorts_rebuild(UnlearnModel *m);
 extern int64 cohorts_write_ledger(UnlearnModel *m);

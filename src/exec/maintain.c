@@ -622,10 +622,13 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
  * steps from that exact Hessian, or else retrain.  O(n p^2) + O(n p) a
  * step.
  */
+static void exhausted(UnlearnModel *m, double spent_before, bool measured);
+
 static void
 settle_on_table(UnlearnModel *m)
 {
 	double	   *measured = palloc(sizeof(double) * m->released.nclasses);
+	double		spent_before = m->released.spent;
 
 	if (m->state.factor == NULL)
 		model_point_matrices(m, state_store_buffer(m->def.name, model_matrix_doubles(m)));
@@ -642,16 +645,7 @@ settle_on_table(UnlearnModel *m)
 		m->released.spent = combine_class_spent(m->state.class_spent, m->released.nclasses);
 		return;
 	}
-	if (!m->def.retrain_on_exhausted)
-	{
-		ereport(MODEL_NOTICE(m),
-				(errmsg("removal budget of model \"%s\" is exhausted: it withholds its weights", m->def.name),
-				 errhint("Retrain the model with unlearn_retrain('%s').", m->def.name)));
-		m->released.status = MODEL_SUSPENDED;
-		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
-		return;
-	}
-	retrain_now(m, "The removal budget would be exceeded.");
+	exhausted(m, spent_before, true);
 }
 
 /*
@@ -668,6 +662,19 @@ handle_exhausted(UnlearnModel *m)
 
 	if (measured && !budget_exceeded(m, m->state.class_spent))
 		return false;
+	exhausted(m, spent_before, measured);
+	return true;
+}
+
+/*
+ * The budget is exhausted (spent_before was spent before the change; the
+ * residual was measured, or not): the model retrains (Algorithm 2) or,
+ * under on_exhausted 'suspend', withholds its weights while the statement
+ * goes on.
+ */
+static void
+exhausted(UnlearnModel *m, double spent_before, bool measured)
+{
 	if (!m->def.retrain_on_exhausted)
 	{
 		/* the statement goes on; the model withholds its weights */
@@ -682,10 +689,9 @@ handle_exhausted(UnlearnModel *m)
 						 m->def.name)));
 		m->released.status = MODEL_SUSPENDED;
 		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
-		return true;
+		return;
 	}
 	retrain_now(m, "The removal budget would be exceeded.");
-	return true;
 }
 
 /*

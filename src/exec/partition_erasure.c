@@ -49,7 +49,6 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
 
 /* one model's rows that a command will take out of its table */
@@ -81,28 +80,20 @@ tree_root(Oid relid)
 	return ancestors == NIL ? relid : llast_oid(ancestors);
 }
 
-/* relid itself, or its leaf partitions */
+/*
+ * relid's leaf tables: itself, or its leaf partitions; every table of
+ * its tree is locked as TRUNCATE locks them, so that no row enters or
+ * leaves them before the command runs
+ */
 static List *
-leaf_tables(Oid relid)
+locked_leaf_tables(Oid relid)
 {
 	List	   *out = NIL;
-	uint64		i;
-	Oid			types[1] = {REGCLASSOID};
-	Datum		v[1];
+	ListCell   *lc;
 
-	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
-		return list_make1_oid(relid);
-	v[0] = ObjectIdGetDatum(relid);
-	if (SPI_execute_with_args("SELECT relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1) WHERE isleaf",
-							  1, types, v, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the partitions of %s", relation_qualified_name(relid));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		out = lappend_oid(out, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-															  SPI_tuptable->tupdesc, 1, &isnull)));
-	}
+	foreach(lc, find_all_inheritors(relid, AccessExclusiveLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_PARTITIONED_TABLE)
+			out = lappend_oid(out, lfirst_oid(lc));
 	return out;
 }
 
@@ -149,7 +140,6 @@ count_leaving_from_bounds(UnlearnModel *m, LeavingRows *lr)
 	int			i,
 				n = 0;
 	bool		applies;
-	Datum	   *datums;
 	char	  **keys;
 	int64	   *rows;
 
@@ -181,7 +171,6 @@ count_leaving_from_bounds(UnlearnModel *m, LeavingRows *lr)
 		if (desc->oids[i] == leaf)
 			idx = i;
 	applies = applies && idx >= 0 && desc->boundinfo != NULL && desc->boundinfo->default_index != idx;
-	datums = palloc(sizeof(Datum) * Max(applies ? desc->boundinfo->ndatums : 0, 1));
 	keys = palloc(sizeof(char *) * Max(applies ? desc->boundinfo->ndatums : 0, 1));
 	for (i = 0; applies && i < desc->boundinfo->ndatums; i++)
 		if (desc->boundinfo->indexes[i] == idx)
@@ -190,16 +179,14 @@ count_leaving_from_bounds(UnlearnModel *m, LeavingRows *lr)
 
 			if (k == NULL)
 				continue;		/* too long to be kept: no model row has it */
-			keys[n] = MemoryContextStrdup(TopTransactionContext, k);
-			datums[n++] = CStringGetTextDatum(k);
+			keys[n++] = MemoryContextStrdup(TopTransactionContext, k);
 		}
 	relation_close(rel, AccessShareLock);
 	if (!applies)
 		return false;
 	rows = palloc0(sizeof(int64) * Max(n, 1));
 	if (n > 0)
-		cohort_store_rows(m, PointerGetDatum(construct_array(datums, n, TEXTOID, -1, false, TYPALIGN_INT)),
-						  keys, rows, n);
+		cohort_store_rows(m, keys, rows, n);
 	lr->keys = MemoryContextAlloc(TopTransactionContext, sizeof(char *) * Max(n, 1));
 	lr->counts = MemoryContextAlloc(TopTransactionContext, sizeof(int64) * Max(n, 1));
 	lr->nkeys = 0;
@@ -354,9 +341,7 @@ prepare_leaving(Oid root, Oid parent, Oid relid, bool truncate)
 	if (OidIsValid(parent))
 		LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(relid, AccessExclusiveLock);
-	/* every table below it too, as TRUNCATE does, so no row enters them meanwhile */
-	(void) find_all_inheritors(relid, AccessExclusiveLock, NULL);
-	leaves = leaf_tables(relid);
+	leaves = locked_leaf_tables(relid);
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
@@ -540,8 +525,7 @@ partition_erasure_prepare(Node *stmt)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	/* small queries, whose estimates could pass jit_above_cost (trigger.c) */
-	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	catalog_queries_without_jit();
 	foreach(lc, tables)
 	{
 		LeavingTable *t = (LeavingTable *) lfirst(lc);
@@ -673,15 +657,8 @@ partition_erasure_apply(UnlearnModel *m, List *lost)
 	}
 	else
 	{
-		Datum	   *d = palloc(sizeof(Datum) * Max(lr->nkeys, 1));
-		int			i;
-
-		for (i = 0; i < lr->nkeys; i++)
-			d[i] = CStringGetTextDatum(lr->keys[i]);
 		catalog_checkout_matrices(m);
-		done = cohorts_erase_counted(m, PointerGetDatum(construct_array(d, lr->nkeys, TEXTOID, -1, false,
-																		 TYPALIGN_INT)),
-									 lr->keys, lr->counts, lr->nkeys);
+		done = cohorts_erase_counted(m, lr->keys, lr->counts, lr->nkeys);
 	}
 	if (!done)
 	{

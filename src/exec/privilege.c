@@ -107,6 +107,19 @@ enter_extension_context(ExtensionContext *ctx)
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 }
 
+/*
+ * In the extension's context, no JIT for the queries to come: the catalog
+ * queries of DDL paths are small, but pg_partition_tree's default
+ * estimate (1,000 rows) can cost them past jit_above_cost, and a
+ * compilation would add a second to every DROP or ALTER TABLE in the
+ * database.  Undone with the context (leave_extension_context).
+ */
+void
+catalog_queries_without_jit(void)
+{
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
 void
 leave_extension_context(ExtensionContext *ctx)
 {

@@ -183,8 +183,9 @@ row_batch_reserve(RowBatch *batch, int p, int *capacity)
 	memset(batch->cohorts + batch->count, 0, sizeof(char *) * (*capacity - batch->count));
 }
 
-static void
-keep_row(int p, RowBatch *out, const RowBatch *in, int i)
+/* append row i of in to out (rows of p doubles; out has room) */
+void
+row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i)
 {
 	memcpy(out->x + (Size) out->count * p, in->x + (Size) i * p, sizeof(double) * p);
 	out->labels[out->count] = in->labels[i];
@@ -202,10 +203,10 @@ append_batch(int p, RowBatch **dst, const RowBatch *src, MemoryContext cxt)
 	int			i;
 
 	for (i = 0; *dst != NULL && i < (*dst)->count; i++)
-		keep_row(p, out, *dst, i);
+		row_batch_keep(p, out, *dst, i);
 	for (i = 0; i < src->count; i++)
 	{
-		keep_row(p, out, src, i);
+		row_batch_keep(p, out, src, i);
 		out->labels[out->count - 1] = pstrdup(src->labels[i]);
 		if (src->cohorts[i] != NULL)
 			out->cohorts[out->count - 1] = pstrdup(src->cohorts[i]);
@@ -236,19 +237,17 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller, 
 	{
 		bool		failed;
 
-		CHECK_FOR_INTERRUPTS();
-		if (skip != NULL)
-		{
-			char	   *key = cohort_key_of_slot(m, rel, slot);
+		char	   *cohort;
 
-			if (key != NULL && hash_search(skip, key, HASH_FIND, NULL) != NULL)
-				continue;		/* a cohort removed whole: not read */
-		}
+		CHECK_FOR_INTERRUPTS();
+		cohort = slot_row_cohort(reader, slot);
+		if (skip != NULL && cohort != NULL && hash_search(skip, cohort, HASH_FIND, NULL) != NULL)
+			continue;			/* a cohort removed whole: not read */
 		row_batch_reserve(batch, m->def.p, &capacity);
 		if (slot_row_decode_guarded(reader, slot, batch->x + (Size) batch->count * m->def.p,
 									&batch->labels[batch->count],
 									&batch->label_values[batch->count], &failed))
-			batch->cohorts[batch->count++] = slot_row_cohort(reader, slot);
+			batch->cohorts[batch->count++] = cohort;
 		else
 			batch->skipped++;
 		if (failed)
@@ -340,9 +339,9 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 			b++;
 		}
 		else if (c < 0)
-			keep_row(m->def.p, ro, o, oi[a++]);
+			row_batch_keep(m->def.p, ro, o, oi[a++]);
 		else
-			keep_row(m->def.p, rn, n, ni[b++]);
+			row_batch_keep(m->def.p, rn, n, ni[b++]);
 	}
 	/* rows left out for a null are counted, not compared */
 	ro->skipped = o->skipped;
@@ -1173,18 +1172,6 @@ refuse_inheritance_children(void)
 				 errhint("Use declarative partitioning: a partition's writes reach its root's models.")));
 }
 
-/*
- * The event triggers' catalog queries are small, but pg_partition_tree's
- * default estimate (1,000 rows) can cost them past jit_above_cost, and a
- * JIT compilation would then add a second to every DROP or ALTER TABLE in
- * the database: no JIT for them (undone with the extension's context).
- */
-static void
-no_jit_for_catalog_queries(void)
-{
-	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-}
-
 Datum
 unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 {
@@ -1196,7 +1183,7 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	no_jit_for_catalog_queries();
+	catalog_queries_without_jit();
 
 	/* dropped tables take their models with them, whoever owns the models (notices in name order) */
 	if (SPI_execute("WITH gone AS (DELETE FROM unlearn.models m "
@@ -1267,7 +1254,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	no_jit_for_catalog_queries();
+	catalog_queries_without_jit();
 	refuse_trigger_impostors();
 	refuse_inheritance_children();
 	refuse_retyped_columns();

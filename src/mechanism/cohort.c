@@ -112,57 +112,21 @@ cohort_anchor(const UnlearnModel *m, int k)
 }
 
 /*
- * Add (sign +1) or take away (-1) the rows rows->x[index[0..count-1]] to
- * c's statistics at the anchor.  O(count p^2) per class.
+ * Add (sign +1) or take away (-1) rows of rows to c's statistics at the
+ * anchor: rows->x[index[i]] for i < count, or the first count rows when
+ * index is NULL.  H_c moves by one DSPR per row for a few rows, and for
+ * many by one DSYRK (alpha = sign) over the rows scaled by sqrt(l''), as
+ * step.c's update_gram chooses.  O(count p^2) per class.
  */
 void
 cohort_add_rows(const UnlearnModel *m, CohortStats *cs, const StepRows *rows,
 				const int *index, int count, double sign)
 {
 	int			p = m->def.p;
-	int			i,
-				k;
-
-	for (k = 0; k < m->released.nclasses; k++)
-	{
-		const double *a = cohort_anchor(m, k);
-		double	   *h = cohort_hessian(m, cs, k);
-		double	   *g = cohort_gradient(m, cs, k);
-		double	   *sums = cohort_sums(m, cs, k);
-
-		for (i = 0; i < count; i++)
-		{
-			const double *x = rows->x + (Size) index[i] * p;
-			double		z = a != NULL ? vec_dot(a, x, p) : 0.0;
-			double		t = row_target((UnlearnModel *) m, rows, index[i], k);
-			double		d1 = loss_d1(m->def.loss, z, t);
-			double		d2 = loss_d2(m->def.loss, z, t);
-
-			cblas_dspr(CblasColMajor, CblasLower, p, sign * d2, x, 1, h);
-			cblas_daxpy(p, sign * d1, x, 1, g, 1);
-			sums[0] += sign * d2;
-			sums[1] += fabs(d1);
-			sums[2] += d2;
-		}
-	}
-	*cohort_updates(m, cs) += count;
-	cs->rows += (int64) (sign * count);
-	cs->changed = true;
-}
-
-/*
- * Add count rows (rows->x[0..count-1], a pass's block) to c's statistics
- * at the anchor, as cohort_add_rows does one by one, with one DSYRK per
- * class over the rows scaled by sqrt(l''): O(count p^2) at level-3 speed.
- * scratch holds count * p + p * p doubles.
- */
-void
-cohort_add_block(const UnlearnModel *m, CohortStats *cs, const StepRows *rows, int count,
-				 double *scratch)
-{
-	int			p = m->def.p;
-	double	   *z = scratch;
-	double	   *full = scratch + (Size) count * p;
+	bool		blocked = count >= 8;
+	double	   *z = blocked ? MemoryContextAllocHuge(CurrentMemoryContext,
+													 sizeof(double) * ((Size) count * p + (Size) p * p)) : NULL;
+	double	   *full = blocked ? z + (Size) count * p : NULL;
 	int			i,
 				j,
 				k;
@@ -178,28 +142,40 @@ cohort_add_block(const UnlearnModel *m, CohortStats *cs, const StepRows *rows, i
 
 		for (i = 0; i < count; i++)
 		{
-			const double *x = rows->x + (Size) i * p;
+			int			r = index != NULL ? index[i] : i;
+			const double *x = rows->x + (Size) r * p;
+			double		t = row_target((UnlearnModel *) m, rows, r, k);
 			double		zz = a != NULL ? vec_dot(a, x, p) : 0.0;
-			double		t = row_target((UnlearnModel *) m, rows, i, k);
 			double		d1 = loss_d1(m->def.loss, zz, t);
 			double		d2 = loss_d2(m->def.loss, zz, t);
-			double		r = sqrt(Max(d2, 0.0));
 
-			for (j = 0; j < p; j++)
-				z[(Size) i * p + j] = r * x[j];
-			cblas_daxpy(p, d1, x, 1, g, 1);
-			sums[0] += d2;
+			if (blocked)
+			{
+				double		root = sqrt(Max(d2, 0.0));
+
+				for (j = 0; j < p; j++)
+					z[(Size) i * p + j] = root * x[j];
+			}
+			else
+				cblas_dspr(CblasColMajor, CblasLower, p, sign * d2, x, 1, h);
+			cblas_daxpy(p, sign * d1, x, 1, g, 1);
+			sums[0] += sign * d2;
 			sums[1] += fabs(d1);
 			sums[2] += d2;
 		}
-		memset(full, 0, sizeof(double) * p * p);
-		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, 1.0, z, p, 0.0, full, p);
-		for (j = 0; j < p; j++)
-			for (i = j; i < p; i++)
-				h[packed_column(p, j) + (i - j)] += full[(Size) j * p + i];
+		if (blocked)
+		{
+			/* beta = 0: DSYRK writes the whole lower triangle */
+			cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, count, sign, z, p, 0.0, full, p);
+			for (j = 0; j < p; j++)
+				for (i = j; i < p; i++)
+					h[packed_column(p, j) + (i - j)] += full[(Size) j * p + i];
+		}
 	}
+	if (blocked)
+		pfree(z);
 	*cohort_updates(m, cs) += count;
-	cs->rows += count;
+	cs->rows += (int64) (sign * count);
 	cs->changed = true;
 }
 

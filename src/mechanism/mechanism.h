@@ -155,8 +155,6 @@ extern double *cohort_column_sums(const UnlearnModel *m, const CohortStats *cs);
 extern Size cohort_doubles(const UnlearnModel *m);
 extern void cohort_add_rows(const UnlearnModel *m, CohortStats *cs, const StepRows *rows,
 							const int *index, int count, double sign);
-extern void cohort_add_block(const UnlearnModel *m, CohortStats *cs, const StepRows *rows,
-							 int count, double *scratch);
 extern bool cohort_stats_plausible(const UnlearnModel *m, const CohortStats *cs);
 extern bool cohort_erase(UnlearnModel *m, const CohortStats *cs, double *statement_bound,
 						 StepBoundFunction step_bound_of);

@@ -56,22 +56,22 @@ cohort_new(const UnlearnModel *m, const char *key)
 }
 
 /*
- * The stored cohorts of m among keys (a text[] of cohort values): a List
- * of CohortStats.  A stored row that fails its checks is marked erased
- * (cohort_store_write deletes it) and left out.
+ * The stored cohorts of m among keys[0..n-1]: a List of CohortStats.  A
+ * stored row that fails its checks is marked erased (cohort_store_write
+ * deletes it) and left out.
  */
 List *
-cohort_store_load(UnlearnModel *m, Datum keys)
+cohort_store_load(UnlearnModel *m, char **keys, int n)
 {
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		args[2];
-	Size		n = cohort_doubles(m) * sizeof(double);
+	Size		bytes = cohort_doubles(m) * sizeof(double);
 	List	   *out = NIL;
 	uint64		r;
 	int			ret;
 
 	args[0] = CStringGetTextDatum(m->def.name);
-	args[1] = keys;
+	args[1] = cstring_text_array(keys, n);
 	ret = SPI_execute_with_args("SELECT cohort, rows, stats FROM unlearn.cohorts "
 								"WHERE model = $1 AND cohort = ANY ($2)",
 								2, types, args, NULL, false, 0);
@@ -89,9 +89,9 @@ cohort_store_load(UnlearnModel *m, Datum keys)
 
 		cs->fresh = false;
 		cs->rows = rows;
-		if (VARSIZE_ANY_EXHDR(b) == n)
-			memcpy(cs->buffer, VARDATA_ANY(b), n);
-		if (VARSIZE_ANY_EXHDR(b) != n || !cohort_stats_plausible(m, cs))
+		if (VARSIZE_ANY_EXHDR(b) == bytes)
+			memcpy(cs->buffer, VARDATA_ANY(b), bytes);
+		if (VARSIZE_ANY_EXHDR(b) != bytes || !cohort_stats_plausible(m, cs))
 		{
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -105,11 +105,11 @@ cohort_store_load(UnlearnModel *m, Datum keys)
 }
 
 /*
- * The rows of the stored cohorts of m among keys (a text[]), without
- * their statistics: keys[i] -> rows[i], 0 for a cohort not kept.
+ * The rows of the stored cohorts of m among keys[0..n-1], without their
+ * statistics: keys[i] -> rows[i], 0 for a cohort not kept.
  */
 void
-cohort_store_rows(UnlearnModel *m, Datum keys, char **key_text, int64 *rows, int n)
+cohort_store_rows(UnlearnModel *m, char **keys, int64 *rows, int n)
 {
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		args[2];
@@ -117,7 +117,7 @@ cohort_store_rows(UnlearnModel *m, Datum keys, char **key_text, int64 *rows, int
 	int			i;
 
 	args[0] = CStringGetTextDatum(m->def.name);
-	args[1] = keys;
+	args[1] = cstring_text_array(keys, n);
 	if (SPI_execute_with_args("SELECT cohort, rows FROM unlearn.cohorts WHERE model = $1 AND cohort = ANY ($2)",
 							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the cohorts of model \"%s\"", m->def.name);
@@ -129,7 +129,7 @@ cohort_store_rows(UnlearnModel *m, Datum keys, char **key_text, int64 *rows, int
 		int64		count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
 
 		for (i = 0; i < n; i++)
-			if (strcmp(key_text[i], key) == 0)
+			if (strcmp(keys[i], key) == 0)
 				rows[i] = count;
 	}
 }

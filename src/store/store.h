@@ -82,8 +82,8 @@ extern void state_store_counters(int64 *size, int64 *entries, int64 *hits, int64
 								 int64 *evictions);
 /* cohort_store.c: unlearn.cohorts (see its header) */
 extern CohortStats *cohort_new(const UnlearnModel *m, const char *key);
-extern List *cohort_store_load(UnlearnModel *m, Datum keys);
-extern void cohort_store_rows(UnlearnModel *m, Datum keys, char **key_text, int64 *rows, int n);
+extern List *cohort_store_load(UnlearnModel *m, char **keys, int n);
+extern void cohort_store_rows(UnlearnModel *m, char **keys, int64 *rows, int n);
 extern void cohort_store_write(UnlearnModel *m, List *cohorts);
 extern void cohort_store_clear(const char *name);
 extern bool catalog_has_cohorts(void);
