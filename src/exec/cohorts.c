@@ -39,7 +39,6 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/uuid.h"
 
 #include <cblas.h>
 
@@ -55,52 +54,8 @@ cohorts_init(void)
 							GUC_UNIT_MB, NULL, NULL, NULL);
 }
 
-/* the types whose values name cohorts: read in binary, no role's code */
-bool
-cohort_type_supported(Oid type)
-{
-	Oid			base = getBaseType(type);
 
-	return base == INT2OID || base == INT4OID || base == INT8OID || base == TEXTOID ||
-		base == VARCHAROID || base == UUIDOID || base == BOOLOID;
-}
 
-/* the collation clause that compares base's values byte for byte, as keys */
-const char *
-cohort_collation(Oid base)
-{
-	return base == TEXTOID || base == VARCHAROID ? " COLLATE \"C\"" : "";
-}
-
-/*
- * The key of a cohort value of base type base: its text, formed here
- * without any setting (and so the same in every session); NULL when it is
- * longer than COHORT_MAX_KEY, so that its rows are in no cohort.
- */
-char *
-cohort_key(Oid base, Datum d)
-{
-	char	   *key;
-
-	switch (base)
-	{
-		case INT2OID:
-			return psprintf("%d", (int) DatumGetInt16(d));
-		case INT4OID:
-			return psprintf("%d", DatumGetInt32(d));
-		case INT8OID:
-			return psprintf(INT64_FORMAT, DatumGetInt64(d));
-		case BOOLOID:
-			return pstrdup(DatumGetBool(d) ? "true" : "false");
-		case UUIDOID:
-			return DatumGetCString(DirectFunctionCall1(uuid_out, d));
-		default:
-			key = TextDatumGetCString(d);
-			if (strlen(key) > COHORT_MAX_KEY)
-				return NULL;
-			return key;
-	}
-}
 
 /*
  * Check unlearn_train's cohort column of relid: it exists, is not a model

@@ -30,6 +30,7 @@ typedef struct StatsView
 extern void stats_view(Datum d, StatsView *view);
 /* train_pass.c: training and re-anchoring by aggregate passes */
 extern void residual_passes(UnlearnModel *m, double *g, double *allowance);
+extern bool certify_by_measuring(UnlearnModel *m, double *measured);
 extern bool reanchor_passes(UnlearnModel *m, double *factor, double *weight_bound,
 							double *g, double *allowance, int64 *rows);
 /* pass_rows.c: the row functions of a training pass */
@@ -105,6 +106,13 @@ extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
 									double *raw, char **label, double *label_value,
 									bool *failed);
 extern char *slot_row_cohort(SlotRowReader *reader, TupleTableSlot *slot);
+extern RowBatch *new_row_batch(int p, int capacity);
+extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
+extern void row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i);
+/* rows.c: the values that name cohorts (cohorts.c) */
+extern bool cohort_type_supported(Oid type);
+extern char *cohort_key(Oid base, Datum d);
+extern const char *cohort_collation(Oid base);
 extern void slot_row_reader_end(SlotRowReader *reader);
 /* noisy_gd_run.c */
 extern int	unlearn_noisy_gd_memory;
@@ -208,6 +216,11 @@ extern void retrain_or_rest(UnlearnModel *m, bool verbose, const char *why);
 extern char *training_residual_detail(UnlearnModel *m);
 extern char *training_residual_hint(UnlearnModel *m);
 extern bool reanchor_into(UnlearnModel *m, double *matrices);
+extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
+extern void suspend_for_failed_expression(UnlearnModel *m, Oid caller);
+extern void retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation,
+									const char *why);
+
 /* runtime.c */
 extern void runtime_check_blas(void);
 /* trigger.c */
@@ -216,15 +229,10 @@ extern void runtime_check_blas(void);
 	"'unlearn_after_insert', 'unlearn_after_update', 'unlearn_before_truncate', 'unlearn_after_row'"
 
 extern void trigger_init(void);
-extern RowBatch *new_row_batch(int p, int capacity);
-extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
-extern void row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i);
 extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
-extern void suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller);
-extern void suspend_for_failed_expression(UnlearnModel *m, Oid caller);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, Oid caller);
 /* worker.c */
@@ -250,12 +258,8 @@ extern bool cohorts_erase_listed(UnlearnModel *m, List *whole, bool pure);
 #define COHORTS_CHANGED 1
 #define COHORTS_MOVED 2
 extern int	cohorts_take_whole(UnlearnModel *m, List *whole, List **stats);
-extern bool certify_by_measuring(UnlearnModel *m, double *measured);
 extern int	unlearn_cohort_memory;
 extern void cohorts_init(void);
-extern bool cohort_type_supported(Oid type);
-extern char *cohort_key(Oid base, Datum d);
-extern const char *cohort_collation(Oid base);
 extern void check_cohort_column(UnlearnModel *m, Oid relid, const char *column);
 extern char *default_cohort_column(UnlearnModel *m, Oid relid);
 extern CohortChange *cohort_change_begin(UnlearnModel *m, const RowBatch *removed,
@@ -275,8 +279,6 @@ extern void partition_erasure_restore(List *saved);
 extern void partition_erasure_finish(void);
 extern bool partition_erasure_allows_truncate(Oid relid);
 extern bool partition_erasure_apply(UnlearnModel *m, List *lost);
-extern void retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation,
-									const char *why);
 
 /* subtransaction.c */
 extern ErrorData *run_in_subtransaction(void (*work) (void *arg), void *arg,

@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
@@ -450,46 +451,6 @@ training_residual_hint(UnlearnModel *m)
 					sigma);
 }
 
-/* at most this many chord steps, one pass each, certify a change by measurement */
-#define CHORD_PASSES 4
-
-/*
- * Certify w by measurement (m must reflect exactly the table's rows):
- * one gradient pass gives each class's residual u_k = grad L_b(w_k) over
- * the rows; while some ||u_k|| plus its rounding allowance exceeds the
- * limit, a chord step w_k <- w_k - H^{-1} u_k with the factor at hand (a
- * cohort's H - H_c, or a re-anchoring's exact Hessian) and another pass,
- * at most CHORD_PASSES.  On success measured holds the residuals,
- * to be the spent budget, as after a re-anchoring; O(n p) a pass.
- */
-bool
-certify_by_measuring(UnlearnModel *m, double *measured)
-{
-	int			K = m->released.nclasses;
-	int			p = m->def.p;
-	double	   *g = palloc(sizeof(double) * K * p);
-	double	   *allowance = palloc(sizeof(double) * K);
-	int			pass,
-				k;
-
-	for (pass = 0; pass < CHORD_PASSES; pass++)
-	{
-		residual_passes(m, g, allowance);
-		for (k = 0; k < K; k++)
-			measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
-		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
-			elog(DEBUG1, "unlearn: model \"%s\": measured residual %.6g after %d chord steps (limit %.6g)",
-				 m->def.name, combine_class_spent(measured, K), pass, budget_limit(m));
-		if (!budget_exceeded(m, measured))
-			return true;
-		for (k = 0; k < K; k++)
-		{
-			chol_solve_packed(m->state.factor + PACKED_SIZE(p) * k, p, g + (Size) k * p);
-			cblas_daxpy(p, -1.0, g + (Size) k * p, 1, m->released.coef + (Size) k * p, 1);
-		}
-	}
-	return false;
-}
 
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
 static void
@@ -835,4 +796,77 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 						 "The next removals that would exceed the budget retrain the model." :
 						 "A removal that would exceed the budget suspends the model until unlearn_retrain().")));
 	return total_bound;
+}
+
+/*
+ * A model whose owner may no longer read its columns reads the factor
+ * that the rows would move: it keeps no state from then on and only
+ * counts rows.
+ */
+void
+suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
+{
+	if (m->released.status == MODEL_SUSPENDED || model_owner_may_read(m))
+		return;
+	m->call.changed_by = caller;
+	ereport(MODEL_WARNING(m),
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
+					m->def.name, get_rel_name(m->def.source)),
+			 errhint("The table's owner can drop it with unlearn_drop('%s').", m->def.name)));
+	catalog_quarantine_model(m->def.name);
+	m->released.status = MODEL_SUSPENDED;
+}
+
+/*
+ * A model whose feature expression raised an error for a row of a change
+ * (ln of 0, a division by zero): the statement goes on with the row
+ * outside the model, counted, and the model, whose training and
+ * re-anchoring would fail on the same row, keeps no state and withholds
+ * its weights until it is trained again.  The message names the model
+ * and the table, never the row or the error's text, which may quote a
+ * value.
+ */
+void
+suspend_for_failed_expression(UnlearnModel *m, Oid caller)
+{
+	if (m->released.status == MODEL_SUSPENDED)
+		return;
+	m->call.changed_by = caller;
+	ereport(MODEL_WARNING(m),
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("model \"%s\" is suspended: a feature expression failed for a row of table \"%s\"",
+					m->def.name, get_rel_name(m->def.source)),
+			 errdetail("The statement goes on; the row is outside the model."),
+			 errhint("Make the expression null where it fails, as in ln(NULLIF(income, 0)), then train the model again with unlearn_train(..., replace => true).")));
+	catalog_quarantine_model(m->def.name);
+	m->released.status = MODEL_SUSPENDED;
+}
+
+/*
+ * Bring m to its table after rows entered or left it without a statement:
+ * retrain it (or put it to rest), or, if its owner may no longer read the
+ * table, suspend it and count the rows; ledger operation `operation`.
+ */
+void
+retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, const char *why)
+{
+	if (!model_owner_may_read(m))
+	{
+		/* no weights from rows its owner may not read: counts only */
+		int64		skipped;
+
+		suspend_if_owner_may_not_read(m, caller);
+		m->released.rows = model_row_count(m, &skipped);
+		m->released.skipped = skipped;
+		catalog_update_model(m);
+		catalog_ledger(m, operation, 0, 0, m->released.spent, false);
+		return;
+	}
+	retrain_or_rest(m, false, why);
+	m->released.retrains++;
+	m->call.retrained_now = true;
+	catalog_update_model(m);
+	cohorts_after_change(m, NULL, NULL);
+	catalog_ledger(m, operation, 0, 0, m->released.spent, true);
 }

@@ -32,6 +32,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/uuid.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
@@ -722,4 +723,94 @@ slot_row_reader_end(SlotRowReader *reader)
 	pfree(reader->values);
 	pfree(reader->isnull);
 	pfree(reader);
+}
+
+/* --- batches of rows (trigger.c, deferred.c, cohorts.c) ------------------ */
+
+/* an empty batch of rows of p doubles */
+RowBatch *
+new_row_batch(int p, int capacity)
+{
+	RowBatch   *batch = palloc0(sizeof(RowBatch));
+
+	capacity = Max(capacity, 1);
+	batch->x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * capacity);
+	batch->labels = palloc(sizeof(char *) * capacity);
+	batch->label_values = palloc(sizeof(double) * capacity);
+	batch->cohorts = palloc0(sizeof(char *) * capacity);
+	return batch;
+}
+
+/* room for one more row in batch (rows of p doubles), doubling *capacity */
+void
+row_batch_reserve(RowBatch *batch, int p, int *capacity)
+{
+	if (batch->count < *capacity)
+		return;
+	*capacity *= 2;
+	batch->x = repalloc_huge(batch->x, sizeof(double) * p * *capacity);
+	batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
+	batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
+	batch->cohorts = repalloc(batch->cohorts, sizeof(char *) * *capacity);
+	memset(batch->cohorts + batch->count, 0, sizeof(char *) * (*capacity - batch->count));
+}
+
+/* append row i of in to out (rows of p doubles; out has room) */
+void
+row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i)
+{
+	memcpy(out->x + (Size) out->count * p, in->x + (Size) i * p, sizeof(double) * p);
+	out->labels[out->count] = in->labels[i];
+	out->label_values[out->count] = in->label_values[i];
+	out->cohorts[out->count] = in->cohorts[i];
+	out->count++;
+}
+
+/* --- the values that name cohorts (cohorts.c) ------------------------------ */
+
+/* the types whose values name cohorts: read in binary, no role's code */
+bool
+cohort_type_supported(Oid type)
+{
+	Oid			base = getBaseType(type);
+
+	return base == INT2OID || base == INT4OID || base == INT8OID || base == TEXTOID ||
+		base == VARCHAROID || base == UUIDOID || base == BOOLOID;
+}
+
+/* the collation clause that compares base's values byte for byte, as keys */
+const char *
+cohort_collation(Oid base)
+{
+	return base == TEXTOID || base == VARCHAROID ? " COLLATE \"C\"" : "";
+}
+
+/*
+ * The key of a cohort value of base type base: its text, formed here
+ * without any setting (and so the same in every session); NULL when it is
+ * longer than COHORT_MAX_KEY, so that its rows are in no cohort.
+ */
+char *
+cohort_key(Oid base, Datum d)
+{
+	char	   *key;
+
+	switch (base)
+	{
+		case INT2OID:
+			return psprintf("%d", (int) DatumGetInt16(d));
+		case INT4OID:
+			return psprintf("%d", DatumGetInt32(d));
+		case INT8OID:
+			return psprintf(INT64_FORMAT, DatumGetInt64(d));
+		case BOOLOID:
+			return pstrdup(DatumGetBool(d) ? "true" : "false");
+		case UUIDOID:
+			return DatumGetCString(DirectFunctionCall1(uuid_out, d));
+		default:
+			key = TextDatumGetCString(d);
+			if (strlen(key) > COHORT_MAX_KEY)
+				return NULL;
+			return key;
+	}
 }

@@ -1001,3 +1001,44 @@ residual_passes(UnlearnModel *m, double *g, double *allowance)
 	scan_end(&scan);
 	pfree(unused);
 }
+
+/* at most this many chord steps, one pass each, certify a change by measurement */
+#define CHORD_PASSES 4
+
+/*
+ * Certify w by measurement (m must reflect exactly the table's rows):
+ * one gradient pass gives each class's residual u_k = grad L_b(w_k) over
+ * the rows; while some ||u_k|| plus its rounding allowance exceeds the
+ * limit, a chord step w_k <- w_k - H^{-1} u_k with the factor at hand (a
+ * cohort's H - H_c, or a re-anchoring's exact Hessian) and another pass,
+ * at most CHORD_PASSES.  On success measured holds the residuals,
+ * to be the spent budget, as after a re-anchoring; O(n p) a pass.
+ */
+bool
+certify_by_measuring(UnlearnModel *m, double *measured)
+{
+	int			K = m->released.nclasses;
+	int			p = m->def.p;
+	double	   *g = palloc(sizeof(double) * K * p);
+	double	   *allowance = palloc(sizeof(double) * K);
+	int			pass,
+				k;
+
+	for (pass = 0; pass < CHORD_PASSES; pass++)
+	{
+		residual_passes(m, g, allowance);
+		for (k = 0; k < K; k++)
+			measured[k] = vec_norm(g + (Size) k * p, p) + allowance[k];
+		if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
+			elog(DEBUG1, "unlearn: model \"%s\": measured residual %.6g after %d chord steps (limit %.6g)",
+				 m->def.name, combine_class_spent(measured, K), pass, budget_limit(m));
+		if (!budget_exceeded(m, measured))
+			return true;
+		for (k = 0; k < K; k++)
+		{
+			chol_solve_packed(m->state.factor + PACKED_SIZE(p) * k, p, g + (Size) k * p);
+			cblas_daxpy(p, -1.0, g + (Size) k * p, 1, m->released.coef + (Size) k * p, 1);
+		}
+	}
+	return false;
+}

@@ -155,44 +155,8 @@ change_complete(PendingChange *pc)
 	return balance >= 0;
 }
 
-/* an empty batch of rows of p doubles */
-RowBatch *
-new_row_batch(int p, int capacity)
-{
-	RowBatch   *batch = palloc0(sizeof(RowBatch));
 
-	capacity = Max(capacity, 1);
-	batch->x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * capacity);
-	batch->labels = palloc(sizeof(char *) * capacity);
-	batch->label_values = palloc(sizeof(double) * capacity);
-	batch->cohorts = palloc0(sizeof(char *) * capacity);
-	return batch;
-}
 
-/* room for one more row in batch (rows of p doubles), doubling *capacity */
-void
-row_batch_reserve(RowBatch *batch, int p, int *capacity)
-{
-	if (batch->count < *capacity)
-		return;
-	*capacity *= 2;
-	batch->x = repalloc_huge(batch->x, sizeof(double) * p * *capacity);
-	batch->labels = repalloc(batch->labels, sizeof(char *) * *capacity);
-	batch->label_values = repalloc(batch->label_values, sizeof(double) * *capacity);
-	batch->cohorts = repalloc(batch->cohorts, sizeof(char *) * *capacity);
-	memset(batch->cohorts + batch->count, 0, sizeof(char *) * (*capacity - batch->count));
-}
-
-/* append row i of in to out (rows of p doubles; out has room) */
-void
-row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i)
-{
-	memcpy(out->x + (Size) out->count * p, in->x + (Size) i * p, sizeof(double) * p);
-	out->labels[out->count] = in->labels[i];
-	out->label_values[out->count] = in->label_values[i];
-	out->cohorts[out->count] = in->cohorts[i];
-	out->count++;
-}
 
 /* *dst := *dst followed by a copy of src (rows of p doubles), in cxt */
 static void
@@ -350,50 +314,7 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
 	*new_rows = rn;
 }
 
-/*
- * A model whose owner may no longer read its columns reads the factor
- * that the rows would move: it keeps no state from then on and only
- * counts rows.
- */
-void
-suspend_if_owner_may_not_read(UnlearnModel *m, Oid caller)
-{
-	if (m->released.status == MODEL_SUSPENDED || model_owner_may_read(m))
-		return;
-	m->call.changed_by = caller;
-	ereport(MODEL_WARNING(m),
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("model \"%s\" is suspended: its owner may no longer read its columns of table \"%s\"",
-					m->def.name, get_rel_name(m->def.source)),
-			 errhint("The table's owner can drop it with unlearn_drop('%s').", m->def.name)));
-	catalog_quarantine_model(m->def.name);
-	m->released.status = MODEL_SUSPENDED;
-}
 
-/*
- * A model whose feature expression raised an error for a row of a change
- * (ln of 0, a division by zero): the statement goes on with the row
- * outside the model, counted, and the model, whose training and
- * re-anchoring would fail on the same row, keeps no state and withholds
- * its weights until it is trained again.  The message names the model
- * and the table, never the row or the error's text, which may quote a
- * value.
- */
-void
-suspend_for_failed_expression(UnlearnModel *m, Oid caller)
-{
-	if (m->released.status == MODEL_SUSPENDED)
-		return;
-	m->call.changed_by = caller;
-	ereport(MODEL_WARNING(m),
-			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("model \"%s\" is suspended: a feature expression failed for a row of table \"%s\"",
-					m->def.name, get_rel_name(m->def.source)),
-			 errdetail("The statement goes on; the row is outside the model."),
-			 errhint("Make the expression null where it fails, as in ln(NULLIF(income, 0)), then train the model again with unlearn_train(..., replace => true).")));
-	catalog_quarantine_model(m->def.name);
-	m->released.status = MODEL_SUSPENDED;
-}
 
 /*
  * Apply the queued rows of a deferred model (deferred.c) as one
@@ -1028,33 +949,6 @@ sync_partition_sets(Oid caller)
 	}
 }
 
-/*
- * Bring m to its table after rows entered or left it without a statement:
- * retrain it (or put it to rest), or, if its owner may no longer read the
- * table, suspend it and count the rows; ledger operation `operation`.
- */
-void
-retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, const char *why)
-{
-	if (!model_owner_may_read(m))
-	{
-		/* no weights from rows its owner may not read: counts only */
-		int64		skipped;
-
-		suspend_if_owner_may_not_read(m, caller);
-		m->released.rows = model_row_count(m, &skipped);
-		m->released.skipped = skipped;
-		catalog_update_model(m);
-		catalog_ledger(m, operation, 0, 0, m->released.spent, false);
-		return;
-	}
-	retrain_or_rest(m, false, why);
-	m->released.retrains++;
-	m->call.retrained_now = true;
-	catalog_update_model(m);
-	cohorts_after_change(m, NULL, NULL);
-	catalog_ledger(m, operation, 0, 0, m->released.spent, true);
-}
 
 /*
  * Refuse a change to the columns named in pairs (relid, column name) that

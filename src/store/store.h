@@ -16,6 +16,11 @@
 #include "access/tupdesc.h"
 #include "utils/relcache.h"
 
+/* arrays.c: SQL arrays of the catalog's values */
+extern Datum float8_array(const double *v, int n);
+extern Datum int8_array(const int64 *v, int n);
+extern Datum coef_array(const double *coef, int nclasses, int p);
+extern Datum cstring_text_array(char **v, int n);
 /* catalog.c */
 extern UnlearnModel *catalog_load_model(const char *name, bool with_state, bool for_update,
 										bool missing_ok);
@@ -40,7 +45,6 @@ extern bool catalog_has_map_grid(void);
 extern bool catalog_has_declared_classes(void);
 extern bool catalog_has_training_passes(void);
 extern bool catalog_has_lean_passes(void);
-extern Datum cstring_text_array(char **v, int n);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);
@@ -62,8 +66,6 @@ extern void catalog_detach_triggers_if_unused(Oid relid);
 extern Datum partition_set(Oid relid, int *count);
 extern void catalog_set_partitions(Oid relid);
 extern char *relation_qualified_name(Oid relid);
-extern Datum coef_array(const double *coef, int nclasses, int p);
-extern Datum float8_array(const double *v, int n);
 /* state_store.c */
 extern int	unlearn_state_memory_mb;
 extern void state_store_init(void);
