@@ -451,7 +451,6 @@ training_residual_hint(UnlearnModel *m)
 					sigma);
 }
 
-
 /* Algorithm 2's way out: retrain on the remaining rows with a fresh b */
 static void
 retrain_now(UnlearnModel *m, const char *why)
@@ -575,6 +574,8 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
 	return ok;
 }
 
+static void exhausted(UnlearnModel *m, double spent_before, bool measured);
+
 /*
  * Bring m to its table as it is now, when a statement's removed rows were
  * not all read (cohorts removed whole, whose statistics could not erase
@@ -583,8 +584,6 @@ rebuild_matrices(UnlearnModel *m, const StepRows *rems, const StepRows *adds)
  * steps from that exact Hessian, or else retrain.  O(n p^2) + O(n p) a
  * step.
  */
-static void exhausted(UnlearnModel *m, double spent_before, bool measured);
-
 static void
 settle_on_table(UnlearnModel *m)
 {
