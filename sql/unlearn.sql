@@ -63,13 +63,16 @@ CREATE TABLE unlearn.models (
 	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64),
 	classes_declared boolean NOT NULL DEFAULT false,
 	removal		text NOT NULL DEFAULT 'immediate' CHECK (removal IN ('immediate', 'deferred')),
-	mechanism	text NOT NULL DEFAULT 'newton' CHECK (mechanism IN ('newton', 'noisy_gd')),
+	mechanism	text NOT NULL DEFAULT 'newton' CHECK (mechanism IN ('newton', 'noisy_gd', 'fisher')),
 	step_size	float8 NOT NULL DEFAULT 0,
 	training_steps bigint NOT NULL DEFAULT 0,
 	gd_steps	bigint NOT NULL DEFAULT 0,
 	fewest_rows bigint NOT NULL DEFAULT 0,
 	given_parameters integer NOT NULL DEFAULT 0 CHECK (given_parameters BETWEEN 0 AND 7),
-	cohort		text
+	cohort		text,
+	noise		text NOT NULL DEFAULT 'gaussian' CHECK (noise IN ('gaussian', 'laplace')),
+	nats		float8 CHECK (nats > 0 AND nats <= 1000),
+	nats_spent	float8 NOT NULL DEFAULT 0 CHECK (nats_spent >= 0)
 );
 CREATE INDEX ON unlearn.models (source);
 
@@ -92,13 +95,16 @@ COMMENT ON COLUMN unlearn.models.reanchors IS 'times the Hessian was rebuilt at 
 COMMENT ON COLUMN unlearn.models.state IS 'ready: coef is released and certified; too few rows: the table holds fewer rows than weights (or none), coef is withheld until rows are inserted or unlearn_retrain; suspended: the budget ran out under on_exhausted = suspend, coef is withheld until unlearn_retrain';
 COMMENT ON COLUMN unlearn.models.partitions IS 'the partitions of the table when its models were last (re)trained: a change retrains them';
 COMMENT ON COLUMN unlearn.models.removal IS 'immediate: the table''s statement triggers apply each change to the model in the changing transaction; deferred: its row triggers queue each change in unlearn.pending, and unlearn_apply_pending applies the queue (foreign partitions, Citus-style engines); the model withholds its weights while changes are queued';
-COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal with loss perturbation (exact for least squares); noisy_gd: Noisy-GD, whose changes run noisy steps on the rows after them and which keeps no state (see unlearn_privacy)';
+COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal with loss perturbation (exact for least squares); noisy_gd: Noisy-GD, whose changes run noisy steps on the rows after them and which keeps no state (see unlearn_privacy); fisher: Newton removal without loss perturbation, each release published with noise shaped by the Hessian and a KL bound in nats (exact for least squares)';
 COMMENT ON COLUMN unlearn.models.step_size IS 'noisy_gd: the step size eta, 1 / (1/4 + lambda); sigma is then the noise of a step, N(0, 2 eta sigma^2 I), and budget the deletion epsilon every change reaches';
 COMMENT ON COLUMN unlearn.models.training_steps IS 'noisy_gd: the steps of a training from the stationary start';
 COMMENT ON COLUMN unlearn.models.gd_steps IS 'noisy_gd: the steps run since the last training, its own included';
 COMMENT ON COLUMN unlearn.models.given_parameters IS 'noisy_gd: which parameters unlearn_train was given (1 noise, 2 step_size, 4 training_steps) and every training keeps; the others are chosen afresh from the rows at each training';
 COMMENT ON COLUMN unlearn.models.fewest_rows IS 'noisy_gd: the fewest rows the model reflected since its last training, the n of its accountant';
 COMMENT ON COLUMN unlearn.models.cohort IS 'the column whose values are cohorts (unlearn_train''s cohort): the model keeps each cohort''s statistics in unlearn.cohorts, and a statement that removes all of a cohort''s rows erases it from them; NULL: no cohorts';
+COMMENT ON COLUMN unlearn.models.noise IS 'the distribution of the objective noise b: gaussian, N(0, sigma^2 I), for (epsilon, delta)-certified removal; laplace, density ~ exp(-||b|| / sigma), for pure epsilon-certified removal with budget epsilon sigma';
+COMMENT ON COLUMN unlearn.models.nats IS 'fisher: the KL bound each release aims at, in nats, against the exact minimiser of the rows left with the same noise; NULL for other mechanisms';
+COMMENT ON COLUMN unlearn.models.nats_spent IS 'fisher: the sum of the KL bounds of every release after a change, over the model''s life: a bound on what all of them together leave about any row forgotten';
 COMMENT ON COLUMN unlearn.models.spent IS 'beta: certified upper bound on the gradient residual norm (l2 over one-vs-rest classes)';
 
 -- Secret and data-derived state: noise b, anchor w0, the spent budget and
@@ -115,11 +121,14 @@ CREATE TABLE unlearn.model_state (
 	class_spent float8[] NOT NULL,
 	weight_sum	float8[] NOT NULL,
 	column_sums float8[],
-	class_rows	bigint[]
+	class_rows	bigint[],
+	weights		bytea,
+	release_scale float8
 );
 ALTER TABLE unlearn.model_state ALTER COLUMN noise SET STORAGE EXTERNAL;
 ALTER TABLE unlearn.model_state ALTER COLUMN anchor SET STORAGE EXTERNAL;
-COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, the column sums of the standardize map, and the rows per label of a classifier';
+ALTER TABLE unlearn.model_state ALTER COLUMN weights SET STORAGE EXTERNAL;
+COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, the column sums of the standardize map, the rows per label of a classifier, and for fisher the secret weights w and the scale c of the published noise';
 
 -- The statistics of each cohort of a model trained with a cohort column:
 -- the rows of the cohort value the model reflects, and per class the data
@@ -155,10 +164,12 @@ CREATE TABLE unlearn.ledger (
 	bound		float8 NOT NULL DEFAULT 0,
 	spent		float8 NOT NULL,
 	retrained	boolean NOT NULL DEFAULT false,
-	reanchored	boolean NOT NULL DEFAULT false
+	reanchored	boolean NOT NULL DEFAULT false,
+	nats		float8
 );
 CREATE INDEX ON unlearn.ledger (model, id);
 COMMENT ON TABLE unlearn.ledger IS 'one row per statement and model: what was removed or added and the residual bound spent; never feature values';
+COMMENT ON COLUMN unlearn.ledger.nats IS 'fisher: the KL bound, in nats, of the release this statement published; NULL for other mechanisms and for lines that publish nothing new';
 
 -- Who may read a model besides its owner: 'read' (its weights and
 -- predictions, its catalog row, and everything 'monitor' gives) or
@@ -248,7 +259,7 @@ SELECT m.model, m.source, m.loss,
 	   m.budget, m.spent,
 	   greatest(m.budget - m.spent, 0) AS remaining,
 	   CASE WHEN m.budget > 0 THEN round((100 * m.spent / m.budget)::numeric, 2) END AS pct_spent,
-	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism = 'newton' AND m.loss <> 'squared' THEN
+	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism IN ('newton', 'fisher') AND m.loss <> 'squared' THEN
 		   floor(least(greatest(m.budget - m.spent, 0) / nullif(u.bound / u.changed, 0), 1e15))::bigint
 	   END AS deletions_left,
 	   m.bound, m.on_exhausted, m.steps, m.state,
@@ -258,7 +269,22 @@ SELECT m.model, m.source, m.loss,
 	   (SELECT pg_catalog.count(*) FROM unlearn.pending q WHERE q.model = m.model) AS pending,
 	   m.mechanism,
 	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohorts END AS cohorts,
-	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohort_bytes END AS cohort_bytes
+	   CASE WHEN pg_catalog.pg_has_role(current_user, m.owner, 'USAGE') THEN c.cohort_bytes END AS cohort_bytes,
+	   m.noise,
+	   CASE WHEN m.mechanism = 'fisher' THEN m.nats_spent END AS nats,
+	   CASE
+		   WHEN m.loss = 'squared' AND m.mechanism <> 'noisy_gd' AND m.budget = 0 THEN
+			   'exact: a refit, 0 nats'
+		   WHEN m.mechanism = 'fisher' THEN
+			   pg_catalog.format('%s nats per release', m.nats)
+		   WHEN m.mechanism = 'noisy_gd' THEN
+			   pg_catalog.format('(%s, %s)-unlearning over every release', m.epsilon, m.delta)
+		   WHEN m.budget = 0 THEN
+			   'none: sigma = 0, every change retrains'
+		   WHEN m.noise = 'laplace' THEN
+			   pg_catalog.format('%s-certified removal (pure, delta = 0)', m.epsilon)
+		   ELSE pg_catalog.format('(%s, %s)-certified removal', m.epsilon, m.delta)
+	   END AS guarantee
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT pg_catalog.count(*)::integer AS cohorts,
@@ -285,6 +311,9 @@ COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred m
 COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row; NULL for a role that does not own the model';
 COMMENT ON COLUMN unlearn.status.cohort_bytes IS 'bytes of the statistics the model keeps for its cohorts (bounded by unlearn.cohort_memory)';
 COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
+COMMENT ON COLUMN unlearn.status.noise IS 'the distribution of the objective noise b: gaussian ((epsilon, delta)) or laplace (pure epsilon)';
+COMMENT ON COLUMN unlearn.status.nats IS 'fisher: the KL bounds of every release after a change, summed over the model''s life (unlearn.ledger.nats has each); NULL for other mechanisms';
+COMMENT ON COLUMN unlearn.status.guarantee IS 'what the model certifies about a row it forgot, in words: (epsilon, delta)- or pure epsilon-certified removal, (epsilon, delta)-unlearning over every release (noisy_gd), nats per release (fisher), an exact refit (least squares), or none';
 
 -- Progress of the training and re-anchoring running now, one row per
 -- backend (src/progress.c), as pg_stat_progress_vacuum shows VACUUM.
@@ -338,7 +367,7 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
 	nulls text, classes text[], removal text, mechanism text, noise float8, step_size float8,
-	training_steps float8, cohort text)
+	training_steps float8, cohort text, noise_distribution text, nats float8)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
@@ -409,7 +438,9 @@ CREATE FUNCTION unlearn_train(
 	replace boolean DEFAULT false,
 	verbose boolean DEFAULT false,
 	mechanism text DEFAULT 'newton',
-	cohort text DEFAULT NULL)
+	cohort text DEFAULT NULL,
+	noise text DEFAULT 'gaussian',
+	nats float8 DEFAULT NULL)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -420,12 +451,13 @@ AS $$
 						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
 							   ELSE o.preprocess END,
 						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
-						  o.noise, o.step_size, o.training_steps, $14)
+						  o.noise, o.step_size, o.training_steps, $14, $15, $16)
 	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default) or noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none)';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text, text, float8)
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text, text, float8) IS 'internal: unlearn_train''s implementation';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
 RETURNS SETOF unlearn.status
@@ -647,10 +679,15 @@ CREATE FUNCTION unlearn_evict(model text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_evict' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION unlearn_evict(text) IS 'free the removal matrices of a model from shared memory now (owner only); its next change rebuilds them with one pass over its table';
 
-CREATE FUNCTION unlearn_budget(sigma float8, epsilon float8 DEFAULT 1, delta float8 DEFAULT 1e-4)
-RETURNS float8
+CREATE FUNCTION unlearn_budget(sigma float8, epsilon float8 DEFAULT 1, delta float8 DEFAULT 1e-4,
+	noise text DEFAULT 'gaussian') RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_budget' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION unlearn_budget(float8, float8, float8) IS 'residual budget epsilon prime of Gaussian noise sigma at (epsilon, delta), analytic Gaussian mechanism';
+COMMENT ON FUNCTION unlearn_budget(float8, float8, float8, text) IS 'residual budget epsilon prime of objective noise of scale sigma: for gaussian noise at (epsilon, delta), by the analytic Gaussian mechanism; for laplace noise (density proportional to exp(-||b|| / sigma)) epsilon sigma, pure epsilon, delta unused';
+
+CREATE FUNCTION unlearn._laplace_norms(dims integer, scale float8, draws integer) RETURNS float8[]
+AS 'MODULE_PATHNAME', 'unlearn_laplace_norms' LANGUAGE C VOLATILE STRICT;
+REVOKE EXECUTE ON FUNCTION unlearn._laplace_norms(integer, float8, integer) FROM PUBLIC;
+COMMENT ON FUNCTION unlearn._laplace_norms(integer, float8, integer) IS 'internal: the norms of draws vectors of dims coordinates from the laplace objective noise sampler, for the test of its distribution (||b|| ~ Gamma(dims, scale))';
 
 CREATE FUNCTION unlearn._matrices_digest(model text) RETURNS text
 AS 'MODULE_PATHNAME', 'unlearn_matrices_digest' LANGUAGE C VOLATILE STRICT;
@@ -796,7 +833,6 @@ COMMENT ON AGGREGATE unlearn._pass_gram(float8[]) IS 'internal to training passe
 COMMENT ON FUNCTION unlearn._require_preload() IS 'internal: refuses CREATE EXTENSION unless unlearn is in shared_preload_libraries';
 COMMENT ON FUNCTION unlearn._resident(text) IS 'internal: whether the removal matrices of a model are in shared memory at its current version';
 COMMENT ON FUNCTION unlearn._progress() IS 'internal: the progress slots in shared memory (unlearn.progress): row-derived figures for the model owner''s roles only, the model, table, command, phase and times also for pg_read_all_stats, the pid and database for every role';
-COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text) IS 'internal: unlearn_train''s implementation';
 COMMENT ON FUNCTION unlearn._retrain(text, boolean) IS 'internal: unlearn_retrain''s implementation';
 COMMENT ON FUNCTION unlearn._apply_pending(text) IS 'internal: unlearn_apply_pending''s implementation';
 COMMENT ON FUNCTION unlearn._maintain() IS 'internal: statement trigger that applies certified Newton removal and addition to every model of the table';

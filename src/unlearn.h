@@ -12,7 +12,8 @@
  *			(the map is x -> (x, 1) / max(s, ||(x, 1)||), see features.c)
  *	p		length of x_i: d input features plus one for the intercept
  *	w		the released weights (one vector per one-vs-rest class)
- *	b		the objective-perturbation noise, b ~ N(0, sigma^2 I_p)
+ *	b		the objective-perturbation noise: b ~ N(0, sigma^2 I_p), or with
+ *			density ~ exp(-||b|| / sigma) (Theorem 3 i; 0 for fisher)
  *	Lambda	the absolute L2 weight, lambda * n frozen at (re)training
  *	L_b		sum_i l(w.x_i, y_i) + (Lambda/2)||w||^2 + b.w   (Algorithm 1)
  *	w0		the anchor: the point at which the stored Hessian was built
@@ -28,6 +29,14 @@
  *	gamma	Lipschitz constant of l'' (1/(6 sqrt 3) for logistic, 0 squared)
  *	beta	spent budget: ||u_0|| plus the sum of per-step residual bounds
  *	eps'	the budget: largest residual norm the noise b certifies
+ *
+ * and of Fisher scrubbing (Golatkar, thesis ch. 2; mechanism/fisher.c):
+ *
+ *	z		the release noise, z ~ N(0, c H^-1), drawn afresh for every
+ *			release: the model publishes w + z and keeps w secret
+ *	c		its scale, chosen so that each release's bound is nats
+ *	kappa	a release's KL bound in nats, against the exact minimiser of
+ *			the rows left with the same noise
  *
  *-------------------------------------------------------------------------
  */
@@ -70,8 +79,18 @@ typedef enum UnlearnBound
 typedef enum UnlearnMechanism
 {
 	MECHANISM_NEWTON,			/* Newton removal (exact for least squares) */
-	MECHANISM_NOISY_GD			/* Noisy-GD, stateless (seed 002) */
+	MECHANISM_NOISY_GD,			/* Noisy-GD, stateless (seed 002) */
+	MECHANISM_FISHER			/* Newton removal without objective noise, each
+								 * release scrubbed with noise shaped by H
+								 * (seed 001) */
 } UnlearnMechanism;
+
+/* the distribution of the objective noise b (Theorem 3) */
+typedef enum UnlearnNoise
+{
+	NOISE_GAUSSIAN,				/* b ~ N(0, sigma^2 I): (eps, delta) */
+	NOISE_LAPLACE				/* density ~ exp(-||b|| / sigma): pure eps */
+} UnlearnNoise;
 
 typedef enum UnlearnPreprocess
 {
@@ -96,6 +115,8 @@ typedef enum ModelStatus
 #define BLAS_ALIGN 64
 
 #define UNLEARN_MAX_CLASSES 1000
+/* the largest KL bound a fisher model may aim at per release */
+#define UNLEARN_MAX_NATS 1000.0
 #define UNLEARN_MAX_DIMS 100000
 
 /* A dense n x p design matrix, row-major, rows already mapped. */
@@ -140,6 +161,9 @@ typedef struct ModelState
 	double	   *weight_sum;		/* K: C_k = sum_i l''(w0_k.x_i) over current rows */
 	double	   *column_sums;	/* 2 per column: S1, S2 ('standardize') */
 	int64	   *class_rows;		/* nlabels: rows per label of a classifier */
+	double	   *weights;		/* fisher: K * p, the secret w (coef once loaded) */
+	double		release_scale;	/* fisher: c, the release's noise is N(0, c H^-1) */
+	int64		release_changes;	/* fisher: removed + inserted when loaded */
 	double	   *state_buffer;	/* factor and gram in one state_store buffer */
 	StateVersion version;		/* of the state loaded or written last */
 } ModelState;
@@ -162,6 +186,8 @@ typedef struct ModelCall
 	List	   *erased_cohorts; /* of ErasedCohort: for the ledger */
 	List	   *whole_cohorts;	/* of CohortStats: removed whole, rows not read */
 	int64		whole_rows;		/* their rows */
+	double		release_nats;	/* fisher: the KL bound of the release this call
+								 * wrote, or -1 if it wrote none */
 } ModelCall;
 
 /* the cohorts a change erased whole: their ledger line */
@@ -198,7 +224,10 @@ typedef struct ModelDefinition
 	UnlearnPreprocess preprocess;	/* where centre and spread come from */
 	bool		skip_nulls;		/* "nulls": "skip" (else a null is an error) */
 	double		lambda;
-	double		sigma;
+	double		sigma;			/* the scale of b: its standard deviation per
+								 * coordinate (gaussian), or of ||b|| (laplace) */
+	UnlearnNoise noise;
+	double		nats;			/* fisher: the KL bound aimed at per release */
 	double		epsilon;
 	double		delta;
 	UnlearnBound bound;
@@ -245,6 +274,9 @@ typedef struct ModelRelease
 	/* Noisy-GD's public accounting (renyi.c); spent is its deletion epsilon */
 	int64		gd_steps;		/* steps since the last training, its own included */
 	int64		fewest_rows;	/* the fewest rows since the last training */
+	/* fisher: coef is w once the state is loaded, and published w + z */
+	double	   *published;		/* K * p, as stored in unlearn.models.coef */
+	double		nats_spent;		/* the KL bounds of every release after a change */
 } ModelRelease;
 
 /*
@@ -271,6 +303,9 @@ packed_column(int p, int j)
 {
 	return (Size) j * p - (Size) j * (j - 1) / 2;
 }
+
+/* newton and fisher keep the removal state of the Newton step; noisy_gd none */
+#define MODEL_KEEPS_STATE(m) ((m)->def.mechanism != MECHANISM_NOISY_GD)
 
 /* only the guo bound needs K' (and so keeps it, down-dated like H) */
 #define MODEL_HAS_GRAM(m) ((m)->def.bound == BOUND_GUO)

@@ -221,6 +221,13 @@ load_released(const char *name)
 
 	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
+	/* fisher: the scale of its releases' noise, which the attackers know */
+	if (m->def.mechanism == MECHANISM_FISHER && m->def.loss == LOSS_LOGISTIC &&
+		m->released.status == MODEL_READY)
+	{
+		catalog_load_state(m, false);
+		m->released.coef = m->released.published;
+	}
 	leave_extension_context(&ctx);
 	return m;
 }
@@ -509,6 +516,17 @@ fresh_release(UnlearnModel *m, const DesignMatrix *dm, pg_prng_state *rng, const
 	memcpy(w, w0, sizeof(double) * m->def.p);
 	if (!fit_class_chord(m, dm, 0, b, factor, w))
 		fit_weights(m, dm, b, w0, w, scratch);
+	/* fisher publishes w + z, z ~ N(0, c H^-1), with its last release's c */
+	if (m->def.mechanism == MECHANISM_FISHER && m->state.release_scale > 0)
+	{
+		double		sd = sqrt(m->state.release_scale);
+
+		for (j = 0; j < m->def.p; j++)
+			scratch[j] = gaussian(rng);
+		packed_lower_transpose_solve(factor, m->def.p, scratch);
+		for (j = 0; j < m->def.p; j++)
+			w[j] += sd * scratch[j];
+	}
 }
 
 static double

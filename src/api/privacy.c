@@ -7,10 +7,13 @@
  *	  the fewest rows since training, and the data-deletion epsilon the
  *	  model's changes reached (spent: the largest over its changes, each
  *	  holding over every later release).  For a Newton model, the
- *	  certified removal of one release at (epsilon, delta).
+ *	  certified removal of one release at (epsilon, delta), or at
+ *	  (epsilon, 0) with noise 'laplace'.  A fisher model's guarantee is in
+ *	  nats (unlearn.status), not (epsilon, delta).
  *
  *	  The accountant's internal SQL functions (_renyi_*) are here too,
- *	  for test/python/check_renyi.py.
+ *	  for test/python/check_renyi.py, and _laplace_norms for
+ *	  test/python/check_laplace.py.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,14 +22,17 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(unlearn_privacy);
 PG_FUNCTION_INFO_V1(unlearn_renyi_epsilon);
 PG_FUNCTION_INFO_V1(unlearn_renyi_steps);
 PG_FUNCTION_INFO_V1(unlearn_renyi_noise);
+PG_FUNCTION_INFO_V1(unlearn_laplace_norms);
 
 #define PRIVACY_COLUMNS 12
 
@@ -66,11 +72,12 @@ unlearn_privacy(PG_FUNCTION_ARGS)
 		nulls[2] = true;
 		/* a Newton model certifies one release while spent <= eps' */
 		values[4] = Float8GetDatum(m->def.epsilon);
-		nulls[4] = noisy || m->def.sigma <= 0.0 || m->released.status != MODEL_READY;
+		nulls[4] = noisy || m->def.sigma <= 0.0 || m->released.status != MODEL_READY ||
+			m->def.mechanism == MECHANISM_FISHER;
 	}
 	values[3] = Float8GetDatum(m->def.delta);
 	nulls[3] = nulls[2];
-	values[5] = Float8GetDatum(m->def.delta);
+	values[5] = Float8GetDatum(m->def.noise == NOISE_LAPLACE ? 0.0 : m->def.delta);
 	nulls[5] = nulls[4];
 	values[6] = Float8GetDatum(noisy ? m->def.budget : m->def.epsilon);
 	values[7] = Float8GetDatum(m->def.sigma);
@@ -172,4 +179,36 @@ unlearn_renyi_noise(PG_FUNCTION_ARGS)
 	if (isnan(noise))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(noise);
+}
+
+/*
+ * unlearn._laplace_norms(dims, scale, draws): ||b|| of draws vectors from
+ * the sampler of noise 'laplace' (math/laplace_noise.c), measured after
+ * the draw, for the test of its distribution: Gamma(dims, scale).
+ */
+Datum
+unlearn_laplace_norms(PG_FUNCTION_ARGS)
+{
+	int32		dims = PG_GETARG_INT32(0);
+	double		scale = PG_GETARG_FLOAT8(1);
+	int32		draws = PG_GETARG_INT32(2);
+	double	   *b;
+	Datum	   *norms;
+	int			i;
+
+	if (dims < 1 || dims > UNLEARN_MAX_DIMS || draws < 1 || draws > 1000000 ||
+		!(isfinite(scale) && scale > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("dims must be between 1 and 100000, draws between 1 and 1000000, and scale positive")));
+	b = palloc(sizeof(double) * dims);
+	norms = palloc(sizeof(Datum) * draws);
+	for (i = 0; i < draws; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		draw_laplace_noise(b, dims, scale);
+		norms[i] = Float8GetDatum(vec_norm(b, dims));
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(norms, draws, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+										  TYPALIGN_DOUBLE));
 }

@@ -82,6 +82,40 @@ check_noisy_gd_choices(UnlearnModel *m)
 }
 
 /*
+ * noise 'laplace' is the objective noise of a Newton model; a fisher model
+ * trains without objective noise (sigma is ignored) and aims at nats per
+ * release (argument 27 of unlearn._train; NULL: 1).
+ */
+static void
+fisher_choices(FunctionCallInfo fcinfo, UnlearnModel *m)
+{
+	bool		nats_given = PG_NARGS() > 27 && !PG_ARGISNULL(27);
+
+	if (m->def.noise == NOISE_LAPLACE && m->def.mechanism != MECHANISM_NEWTON)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("noise \"laplace\" applies to mechanism \"newton\" only"),
+				 errhint("It is the objective noise b of a Newton model; leave noise out for \"%s\".",
+						 m->def.mechanism == MECHANISM_FISHER ? "fisher" : "noisy_gd")));
+	if (m->def.mechanism != MECHANISM_FISHER)
+	{
+		if (nats_given)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("nats applies to mechanism \"fisher\" only"),
+					 errhint("Pass mechanism => 'fisher', or leave nats out.")));
+		return;
+	}
+	m->def.nats = nats_given ? PG_GETARG_FLOAT8(27) : 1.0;
+	if (!(m->def.nats > 0.0 && m->def.nats <= UNLEARN_MAX_NATS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("nats must be greater than 0 and at most %g", UNLEARN_MAX_NATS),
+				 errhint("nats bounds what each release leaves about the rows forgotten before it; 1 is the default.")));
+	m->def.sigma = 0.0;
+}
+
+/*
  * The Noisy-GD parameters given as options (arguments 22 to 24 of
  * unlearn._train), each kept by every training of the model; their
  * combination with epsilon and the rows is checked by noisy_gd_choose.
@@ -306,6 +340,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 			   *nulls,
 			   *removal,
 			   *mechanism,
+			   *noise,
 			   *loss;
 	Oid			relid;
 	bool		replace;
@@ -345,6 +380,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	nulls = PG_NARGS() > 18 ? text_to_cstring(PG_GETARG_TEXT_PP(18)) : "error";
 	removal = PG_NARGS() > 20 ? text_to_cstring(PG_GETARG_TEXT_PP(20)) : "immediate";
 	mechanism = PG_NARGS() > 21 ? text_to_cstring(PG_GETARG_TEXT_PP(21)) : "newton";
+	noise = PG_NARGS() > 26 && !PG_ARGISNULL(26) ? text_to_cstring(PG_GETARG_TEXT_PP(26)) : "gaussian";
 
 	if (m->def.name[0] == '\0')
 		ereport(ERROR,
@@ -368,7 +404,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
 	require_choice("nulls", nulls, "error", "skip", NULL);
 	require_choice("removal", removal, "immediate", "deferred", NULL);
-	require_choice("mechanism", mechanism, "newton", "noisy_gd", NULL);
+	require_choice("mechanism", mechanism, "newton", "noisy_gd", "fisher");
+	require_choice("noise", noise, "gaussian", "laplace", NULL);
 	if (PG_NARGS() > 15 &&
 		(PG_ARGISNULL(16) != PG_ARGISNULL(17) ||
 		 (strcmp(preprocess, "declared") == 0) != !PG_ARGISNULL(16)))
@@ -405,9 +442,12 @@ unlearn_train(PG_FUNCTION_ARGS)
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
 	m->def.skip_nulls = strcmp(nulls, "skip") == 0;
 	m->def.deferred = strcmp(removal, "deferred") == 0;
-	m->def.mechanism = strcmp(mechanism, "noisy_gd") == 0 ? MECHANISM_NOISY_GD : MECHANISM_NEWTON;
+	m->def.mechanism = strcmp(mechanism, "noisy_gd") == 0 ? MECHANISM_NOISY_GD :
+		strcmp(mechanism, "fisher") == 0 ? MECHANISM_FISHER : MECHANISM_NEWTON;
 	if (m->def.mechanism == MECHANISM_NOISY_GD)
 		check_noisy_gd_choices(m);
+	m->def.noise = strcmp(noise, "laplace") == 0 ? NOISE_LAPLACE : NOISE_GAUSSIAN;
+	fisher_choices(fcinfo, m);
 	given_noisy_gd_parameters(fcinfo, m);
 	/* a catalog before 0.8.0 keeps neither: its models map as 0.7.0 did */
 	if (catalog_has_map_grid())

@@ -126,8 +126,11 @@ load_owned_model(text *name, Oid caller)
 				 m->released.status == MODEL_SUSPENDED ?
 				 errhint("unlearn_retrain('%s') brings it back, once what suspended it (see the ledger and the last WARNING) is mended.", m->def.name) :
 				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->def.name)));
-	if (m->def.mechanism == MECHANISM_NEWTON)
+	if (m->def.mechanism != MECHANISM_NOISY_GD)
 		catalog_load_state(m, false);
+	/* what the api reads is what the model publishes; fisher's w stays in the state */
+	if (m->state.weights != NULL)
+		m->released.coef = m->released.published;
 	return m;
 }
 
@@ -156,8 +159,23 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	m = load_owned_model(PG_GETARG_TEXT_PP(0), ctx.caller);
 	load_current_rows(m, &dm);
 	noisy = m->def.mechanism == MECHANISM_NOISY_GD;
-	/* Noisy-GD releases a sample: its guarantee is its accountant's */
-	residual = noisy ? 0.0 : exact_residual(m, &dm, NULL);
+	/*
+	 * Noisy-GD releases a sample: its guarantee is its accountant's.  A
+	 * fisher model's bound is on its secret w, whose residual norm is
+	 * measured there; the rest compares what it publishes.
+	 */
+	if (m->state.weights != NULL)
+	{
+		m->released.coef = m->state.weights;
+		residual = exact_residual(m, &dm, NULL);
+		limit = budget_limit(m);
+		m->released.coef = m->released.published;
+	}
+	else
+	{
+		residual = noisy ? 0.0 : exact_residual(m, &dm, NULL);
+		limit = budget_limit(m);
+	}
 
 	/* a fresh fit from w = 0, same b (Noisy-GD: none), same Lambda, same row map */
 	retrained = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
@@ -176,7 +194,6 @@ unlearn_verify(PG_FUNCTION_ARGS)
 	values[0] = Float8GetDatum(residual);
 	nulls[0] = noisy;
 	values[1] = Float8GetDatum(m->released.spent);
-	limit = budget_limit(m);
 	values[2] = Float8GetDatum(limit);
 	values[3] = BoolGetDatum(residual <= m->released.spent && m->released.spent <= limit);
 	values[4] = Float8GetDatum(sqrt(distance));

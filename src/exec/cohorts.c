@@ -84,14 +84,14 @@ check_cohort_column(UnlearnModel *m, Oid relid, const char *column)
 				 errmsg("cohort column \"%s\" is a feature or the label of model \"%s\"", column,
 						m->def.name),
 				 errhint("Name a column the model does not read otherwise.")));
-	if (m->def.mechanism != MECHANISM_NEWTON ||
+	if (!MODEL_KEEPS_STATE(m) ||
 		(m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" cannot keep cohorts: %s", m->def.name,
-						m->def.mechanism != MECHANISM_NEWTON ? "Noisy-GD keeps no statistics" :
+						!MODEL_KEEPS_STATE(m) ? "Noisy-GD keeps no statistics" :
 						"a classifier's cohort erasure is bounded in the taylor form"),
-				 errhint("Cohorts need mechanism 'newton' and, for a classifier, bound 'taylor' (the default).")));
+				 errhint("Cohorts need mechanism 'newton' or 'fisher' and, for a classifier, bound 'taylor' (the default).")));
 }
 
 /*
@@ -108,7 +108,7 @@ default_cohort_column(UnlearnModel *m, Oid relid)
 	PartitionKey key;
 	char	   *column = NULL;
 
-	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE || m->def.mechanism != MECHANISM_NEWTON ||
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE || !MODEL_KEEPS_STATE(m) ||
 		(m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR) ||
 		!catalog_has_cohorts())
 		return NULL;
@@ -587,7 +587,7 @@ cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, 
 
 	*whole = NIL;
 	if (m->def.cohort == NULL || m->released.status != MODEL_READY || m->released.skipped != 0 ||
-		m->def.mechanism != MECHANISM_NEWTON || m->def.deferred)
+		!MODEL_KEEPS_STATE(m) || m->def.deferred)
 		return NULL;
 	counts = new_key_table("unlearn transition cohorts");
 	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);

@@ -289,7 +289,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	 * keeps no matrices, rows per class (its classes are declared) or
 	 * column sums (its map is not fitted to the rows)
 	 */
-	if (m->def.mechanism == MECHANISM_NEWTON)
+	if (MODEL_KEEPS_STATE(m))
 	{
 		if (m->released.status == MODEL_READY)
 			catalog_checkout_matrices(m);
@@ -343,7 +343,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	nrem -= cohorts_write_ledger(m);
 	if (nrem + nadd > 0 || m->call.erased_cohorts == NIL || m->call.retrained_now)
 		catalog_ledger(m, operation, nrem, nadd, bound, m->call.retrained_now);
-	if (m->def.mechanism == MECHANISM_NEWTON)
+	if (MODEL_KEEPS_STATE(m))
 		worker_note_change(m, spent_before);
 	if (message_level_is_interesting(DEBUG1) && caller_reads_figures(m))
 		elog(DEBUG1, "unlearn: model \"%s\": lock and load %.2f ms, update %.2f ms, write %.2f ms",

@@ -287,7 +287,7 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 	/* no model row, or all of them, leave: nothing to take from statistics */
 	if (lr->rows == 0 || lr->rows == m->released.rows)
 		lr->forgettable = true;
-	else if (m->def.cohort == NULL || m->def.mechanism != MECHANISM_NEWTON)
+	else if (m->def.cohort == NULL || !MODEL_KEEPS_STATE(m))
 		lr->forgettable = false;
 }
 

@@ -834,9 +834,9 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	if (fresh_noise || m->state.noise == NULL)
 	{
 		m->state.noise = palloc(sizeof(double) * m->released.nclasses * p);
-		draw_gaussian_noise(m->state.noise, m->released.nclasses * p, m->def.sigma);
+		draw_objective_noise(m);
 	}
-	m->def.budget = gaussian_budget(m->def.sigma, m->def.epsilon, m->def.delta);
+	m->def.budget = objective_budget(m);
 	m->released.coef = palloc0(sizeof(double) * m->released.nclasses * p);
 	m->state.anchor = palloc(sizeof(double) * m->released.nclasses * p);
 	m->state.factor = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * packed * m->released.nclasses);

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * budget.c
- *	  The residual budget eps' of Gaussian objective noise, and the noise.
+ *	  The residual budget eps' of Gaussian objective noise, and the noise
+ *	  (laplace_noise.c has the pure-epsilon kind).
  *
  * Removal is (epsilon, delta)-certified while the released model's
  * gradient residual satisfies ||u|| <= eps' (Theorem 3).  For b ~ N(0,
@@ -131,6 +132,19 @@ unlearn_budget(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
+	/* noise 'laplace' (laplace_noise.c): pure epsilon, delta unused */
+	if (PG_NARGS() > 3)
+	{
+		char	   *noise = text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+		if (strcmp(noise, "laplace") == 0)
+			PG_RETURN_FLOAT8(laplace_budget(sigma, epsilon));
+		if (strcmp(noise, "gaussian") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("noise must be \"gaussian\" or \"laplace\""),
+					 errhint("gaussian gives (epsilon, delta)-certified removal, laplace pure epsilon.")));
+	}
 	PG_RETURN_FLOAT8(gaussian_budget(sigma, epsilon, delta));
 }
 

@@ -108,6 +108,18 @@ packed_lower_transpose_product(const double *lp, int p, double *v)
 	pfree(base);
 }
 
+/* v <- L'^-1 v for a packed lower triangular L, O(p^2). */
+void
+packed_lower_transpose_solve(const double *lp, int p, double *v)
+{
+	void	   *base;
+	double	   *a = aligned_copy(v, p, &base);
+
+	cblas_dtpsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, p, lp, a, 1);
+	memcpy(v, a, sizeof(double) * p);
+	pfree(base);
+}
+
 /* Pack the lower triangle of a column-major full matrix. */
 void
 packed_from_full(const double *full, int p, double *packed)

@@ -20,6 +20,7 @@ extern int	linalg_threads(void);
 extern bool chol_factor_packed(double *ap, int p);
 extern void chol_solve_packed(const double *lp, int p, double *rhs);
 extern void packed_lower_transpose_product(const double *lp, int p, double *v);
+extern void packed_lower_transpose_solve(const double *lp, int p, double *v);
 extern void packed_from_full(const double *full, int p, double *packed);
 extern void full_from_packed(const double *packed, int p, double *full);
 extern double packed_quadratic(const double *ap, int p, const double *v, double *av);
@@ -41,6 +42,9 @@ extern double gaussian_budget(double sigma, double epsilon, double delta);
 extern void draw_gaussian_noise(double *b, int n, double sigma);
 extern double combine_class_spent(const double *class_spent, int k);
 extern double rounding_allowance(int64 n, int p, double magnitude);
+/* laplace_noise.c: pure-eps objective noise */
+extern double draw_laplace_noise(double *b, int n, double scale);
+extern double laplace_budget(double scale, double epsilon);
 /* column_map.c: the row map (see its header) */
 typedef struct RowMap
 {

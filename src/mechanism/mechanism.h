@@ -14,6 +14,8 @@
  *	exact	(exact.c) least squares, whose Newton update is exact
  *	noisy_gd (noisy_gd.c) Noisy-GD (seed 002): noisy steps on the rows
  *			after each change, no state but w
+ *	fisher	(fisher.c) newton's steps without objective noise, each release
+ *			scrubbed with noise shaped by H and bounded in nats (seed 001)
  *
  * cohort.c erases a whole cohort for newton and exact, each with its own
  * bound of a step.
@@ -57,6 +59,9 @@ typedef struct StepRows
  *			alone (cohort.c): w and the state move as apply's would for
  *			the cohort's rows, each class's bound goes to statement_bound;
  *			false if H - H_c is not positive definite
+ *	release	(NULL: w is published as it is) write the weights to publish
+ *			for the current w and state into published, and return the
+ *			release's bound in nats (fisher)
  *	margin_variance	the variance of x'w over the mechanism's noise, given
  *			v = H^-1 x (H the Hessian at the optimum): the closed-form
  *			attackers' spread
@@ -72,6 +77,7 @@ typedef struct Mechanism
 	bool		(*apply) (UnlearnModel *m, const StepRows *rems, const StepRows *adds,
 						  double *statement_bound);
 	bool		(*erase) (UnlearnModel *m, const CohortStats *cs, double *statement_bound);
+	double		(*release) (UnlearnModel *m, double *published);
 	double		(*tpr_ceiling) (const UnlearnModel *m, double fpr);
 	double		(*margin_variance) (const UnlearnModel *m, const double *x, const double *v);
 } Mechanism;
@@ -79,6 +85,10 @@ typedef struct Mechanism
 extern const Mechanism newton_mechanism;
 extern const Mechanism exact_mechanism;
 extern const Mechanism noisy_gd_mechanism;
+extern const Mechanism fisher_mechanism;
+
+/* fisher.c */
+extern double fisher_budget(double reg, double nats);
 
 /* noisy_gd.c */
 extern double noisy_gd_largest_step(double lambda);
@@ -99,6 +109,9 @@ extern bool training_exceeds_budget(UnlearnModel *m);
 extern double removal_ceiling(const UnlearnModel *m, double fpr);
 extern double audit_tpr_ceiling(const UnlearnModel *m, double fpr);
 extern double newton_margin_variance(const UnlearnModel *m, const double *x, const double *v);
+extern double objective_budget(const UnlearnModel *m);
+extern void draw_objective_noise(UnlearnModel *m);
+extern void release_weights(UnlearnModel *m);
 
 /* step.c: the Newton update that newton and exact share */
 

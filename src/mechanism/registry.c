@@ -9,6 +9,8 @@
  */
 #include "mechanism/mechanism.h"
 
+#include <math.h>
+
 /* the mechanism that keeps m: least squares forgets exactly */
 const Mechanism *
 mechanism_for(const UnlearnModel *m)
@@ -17,6 +19,8 @@ mechanism_for(const UnlearnModel *m)
 		return &noisy_gd_mechanism;
 	if (m->def.loss == LOSS_SQUARED)
 		return &exact_mechanism;
+	if (m->def.mechanism == MECHANISM_FISHER)
+		return &fisher_mechanism;
 	return &newton_mechanism;
 }
 
@@ -56,13 +60,17 @@ budget_exceeded(UnlearnModel *m, const double *class_spent_after)
  * gradient residual and ||u|| <= spent <= eps' (the budget); the retrain
  * without the row minimises it with noise b.  Telling the two apart is a
  * test between Gaussians eps' / sigma apart:
- * TPR <= Phi(Phi^-1(fpr) + eps' / sigma).  Without noise nothing is bounded.
+ * TPR <= Phi(Phi^-1(fpr) + eps' / sigma).  For noise 'laplace' the
+ * removal is pure epsilon-certified: TPR <= min(e^eps fpr, 1 - e^-eps (1
+ * - fpr)).  Without noise nothing is bounded.
  */
 double
 removal_ceiling(const UnlearnModel *m, double fpr)
 {
 	if (m->def.sigma <= 0.0 || m->def.budget <= 0.0)
 		return 1.0;
+	if (m->def.noise == NOISE_LAPLACE)
+		return Min(1.0, Min(exp(m->def.epsilon) * fpr, 1.0 - exp(-m->def.epsilon) * (1.0 - fpr)));
 	return normal_cdf(normal_quantile(fpr) + m->def.budget / m->def.sigma);
 }
 
@@ -73,11 +81,81 @@ audit_tpr_ceiling(const UnlearnModel *m, double fpr)
 }
 
 /*
- * A loss-perturbed release minimises L(w) + b'w, b ~ N(0, sigma^2 I):
- * w - w* is about -H^-1 b, so x'w has variance sigma^2 ||H^-1 x||^2.
+ * A loss-perturbed release minimises L(w) + b'w: w - w* is about -H^-1 b,
+ * so x'w has variance ||H^-1 x||^2 times that of a coordinate of b:
+ * sigma^2 for the Gaussian, E||b||^2 / n = sigma^2 (n + 1) for noise
+ * 'laplace' in R^n, n = pK (||b|| ~ Gamma(n, sigma)).
  */
 double
 newton_margin_variance(const UnlearnModel *m, const double *x, const double *v)
 {
-	return m->def.sigma * m->def.sigma * vec_dot(v, v, m->def.p);
+	double		coordinate = m->def.sigma * m->def.sigma;
+
+	if (m->def.noise == NOISE_LAPLACE)
+		coordinate *= (double) m->def.p * m->released.nclasses + 1.0;
+	return coordinate * vec_dot(v, v, m->def.p);
+}
+
+/* eps' of the objective noise b at (epsilon, delta) */
+double
+objective_budget(const UnlearnModel *m)
+{
+	if (m->def.mechanism == MECHANISM_FISHER)
+		return m->def.loss == LOSS_SQUARED ? 0.0 : fisher_budget(m->def.reg, m->def.nats);
+	if (m->def.noise == NOISE_LAPLACE)
+		return laplace_budget(m->def.sigma, m->def.epsilon);
+	return gaussian_budget(m->def.sigma, m->def.epsilon, m->def.delta);
+}
+
+/*
+ * Draw b afresh for a (re)training: N(0, sigma^2 I) or, for 'laplace',
+ * one vector of R^{pK} (the one-vs-rest classes are one model) with
+ * density ~ exp(-||b|| / sigma); 0 for fisher, which trains without.
+ */
+void
+draw_objective_noise(UnlearnModel *m)
+{
+	int			n = m->released.nclasses * m->def.p;
+
+	if (m->def.mechanism == MECHANISM_FISHER || m->def.sigma == 0.0)
+		memset(m->state.noise, 0, sizeof(double) * n);
+	else if (m->def.noise == NOISE_LAPLACE)
+		draw_laplace_noise(m->state.noise, n, m->def.sigma);
+	else
+		draw_gaussian_noise(m->state.noise, n, m->def.sigma);
+}
+
+/*
+ * Fill m->released.published with the weights to store for the current w:
+ * w itself, or for a mechanism with a release, w + z with fresh noise
+ * when w or beta moved since the state was loaded (a rebuild of the
+ * matrices publishes nothing new).  m->call.release_nats is the KL bound
+ * of a new release (0 after a training, which reads only the rows it
+ * keeps), or -1.
+ */
+void
+release_weights(UnlearnModel *m)
+{
+	const Mechanism *mech = mechanism_for(m);
+	Size		n = (Size) m->released.nclasses * m->def.p;
+	bool		moved;
+
+	m->call.release_nats = -1.0;
+	if (mech->release == NULL || m->released.status != MODEL_READY)
+	{
+		m->released.published = m->released.coef;
+		return;
+	}
+	moved = m->call.retrained_now || m->state.weights == NULL ||
+		m->released.published == NULL || m->released.published == m->released.coef ||
+		memcmp(m->state.weights, m->released.coef, sizeof(double) * n) != 0 ||
+		m->released.removed + m->released.inserted != m->state.release_changes;
+	if (!moved)
+		return;
+	if (m->released.published == NULL || m->released.published == m->released.coef)
+		m->released.published = palloc(sizeof(double) * n);
+	m->call.release_nats = mech->release(m, m->released.published);
+	if (m->call.retrained_now)
+		m->call.release_nats = 0.0;
+	m->released.nats_spent += m->call.release_nats;
 }

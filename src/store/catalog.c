@@ -38,7 +38,8 @@ static const char *const steps_names[] = {"statement", "row"};	/* by per_row_ste
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
 static const char *const nulls_names[] = {"error", "skip"};	/* by skip_nulls */
 static const char *const removal_names[] = {"immediate", "deferred"};	/* by deferred */
-static const char *const mechanism_names[] = {"newton", "noisy_gd"};	/* by UnlearnMechanism */
+static const char *const mechanism_names[] = {"newton", "noisy_gd", "fisher"};	/* by UnlearnMechanism */
+static const char *const noise_names[] = {"gaussian", "laplace"};	/* by UnlearnNoise */
 
 static void write_state(UnlearnModel *m, bool full);
 
@@ -179,6 +180,8 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define COHORT_COLUMN ", cohort"
 
+#define NOISE_COLUMNS ", noise, nats, nats_spent"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
@@ -187,7 +190,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * declared classes), 8 for 0.9.0 (no training passes), 9 for 0.10.0 (no
  * deferred removal), 10 for 0.11.0 and 0.12.0 (no gradient-only pass), 11
  * from 0.13.0 to 0.17.0 (no mechanism), 12 for 0.18.0 (no cohorts), 13
- * from 0.19.0.
+ * for 0.19.0 (no fisher mechanism, no laplace noise), 14 from 0.20.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -220,6 +223,8 @@ catalog_level(void)
 	}
 	if (get_attnum(models, "removal") == InvalidAttrNumber)
 		return 9;
+	if (get_attnum(models, "nats_spent") != InvalidAttrNumber)
+		return 14;
 	if (get_attnum(models, "cohort") != InvalidAttrNumber)
 		return 13;
 	if (get_attnum(models, "mechanism") != InvalidAttrNumber)
@@ -356,9 +361,10 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 
 	args[0] = CStringGetTextDatum(m->def.name);
 	ret = SPI_execute_with_args(psprintf("SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
-										 "%s, %s FROM unlearn.model_state WHERE model = $1%s",
+										 "%s, %s, %s FROM unlearn.model_state WHERE model = $1%s",
 										 level >= 3 ? "column_sums" : "NULL::float8[]",
 										 level >= 4 ? "class_rows" : "NULL::int8[]",
+										 level >= 14 ? "weights, release_scale" : "NULL::bytea, NULL::float8",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -406,6 +412,29 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 			if (total != m->released.rows)
 				corrupt_model(m, "the class counts do not add up to the rows");
 		}
+	}
+	/*
+	 * fisher: coef as stored is the release w + z; the mechanisms move the
+	 * secret w, which replaces it (release_weights publishes it again)
+	 */
+	m->state.weights = NULL;
+	m->state.release_scale = 0.0;
+	if (m->def.mechanism == MECHANISM_FISHER && m->def.loss == LOSS_LOGISTIC)
+	{
+		Size		n = (Size) m->released.nclasses * m->def.p;
+
+		Datum		weights = getcol(10, &isnull);
+
+		if (isnull)
+			corrupt_model(m, "a fisher model has no weights in its state");
+		m->state.weights = doubles_from_bytea(weights, n, m);
+		m->state.release_scale = DatumGetFloat8(getcol(11, &isnull));
+		if (isnull || !(isfinite(m->state.release_scale) && m->state.release_scale >= 0))
+			corrupt_model(m, "release_scale is out of range");
+		m->released.published = m->released.coef;
+		m->released.coef = palloc(sizeof(double) * n);
+		memcpy(m->released.coef, m->state.weights, sizeof(double) * n);
+		m->state.release_changes = m->released.removed + m->released.inserted;
 	}
 	state_version_from_result(&m->state.version, 5, 6);
 	SPI_freetuptable(SPI_tuptable);
@@ -505,13 +534,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[46];
-	Datum		d[46];
+	bool		isnull[49];
+	Datum		d[49];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 46; i++)
+	for (i = 1; i <= 49; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
@@ -527,15 +556,17 @@ model_from_result(UnlearnModel *m)
 				i == 39 ? CStringGetTextDatum(removal_names[0]) :
 				i == 40 ? CStringGetTextDatum(mechanism_names[0]) :
 				i == 41 ? Float8GetDatum(0.0) : i == 45 ? Int32GetDatum(0) :
-				i >= 42 ? Int64GetDatum(0) : (Datum) 0;
-			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i < 30;
+				i == 47 ? CStringGetTextDatum(noise_names[0]) :
+				i == 49 ? Float8GetDatum(0.0) :
+				(i >= 42 && i <= 44) ? Int64GetDatum(0) : (Datum) 0;
+			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i == 48 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
-	/* every column but classes (9), coef (28), centre, spread, expressions and cohort is NOT NULL */
-	for (i = 0; i < 46; i++)
-		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34 && i != 45)
+	/* every column but classes (9), coef (28), centre, spread, expressions, cohort and nats is NOT NULL */
+	for (i = 0; i < 49; i++)
+		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34 && i != 45 && i != 47)
 			corrupt_model(m, "a required column is null");
 	m->def.owner = DatumGetObjectId(d[1]);
 	m->def.source = DatumGetObjectId(d[2]);
@@ -644,9 +675,20 @@ model_from_result(UnlearnModel *m)
 		 m->def.given_parameters < 0 || m->def.given_parameters > 7 ||
 		 (m->released.status == MODEL_READY && m->released.fewest_rows < 1)))
 		corrupt_model(m, "the Noisy-GD parameters are out of range");
+	m->def.noise = (UnlearnNoise) stored_choice(m, d[46], noise_names, lengthof(noise_names), "noise");
+	m->def.nats = isnull[47] ? 0.0 : DatumGetFloat8(d[47]);
+	m->released.nats_spent = DatumGetFloat8(d[48]);
+	if ((m->def.mechanism == MECHANISM_FISHER) != !isnull[47] ||
+		(m->def.mechanism == MECHANISM_FISHER &&
+		 (!(m->def.nats > 0 && m->def.nats <= UNLEARN_MAX_NATS) || m->def.sigma != 0.0 ||
+		  m->def.noise != NOISE_GAUSSIAN ||
+		  m->def.budget != objective_budget(m))) ||
+		!(isfinite(m->released.nats_spent) && m->released.nats_spent >= 0) ||
+		(m->def.noise == NOISE_LAPLACE && m->def.mechanism != MECHANISM_NEWTON))
+		corrupt_model(m, "the noise or nats are out of range");
 	m->def.cohort = isnull[45] ? NULL : TextDatumGetCString(d[45]);
 	if (m->def.cohort != NULL &&
-		(m->def.mechanism != MECHANISM_NEWTON ||
+		(m->def.mechanism == MECHANISM_NOISY_GD ||
 		 (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR)))
 		corrupt_model(m, "a cohort column needs a Newton model (taylor bound for a classifier)");
 }
@@ -670,7 +712,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
@@ -679,6 +721,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 										 level >= 10 ? REMOVAL_COLUMN : "",
 										 level >= 12 ? MECHANISM_COLUMNS : "",
 										 level >= 13 ? COHORT_COLUMN : "",
+										 level >= 14 ? NOISE_COLUMNS : "",
 										 for_update ? " FOR UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -694,7 +737,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	m->def.name = pstrdup(name);
 	model_from_result(m);
 	/* Noisy-GD keeps no state: nothing but w is computed from the rows */
-	if (with_state && m->released.status == MODEL_READY && m->def.mechanism == MECHANISM_NEWTON)
+	if (with_state && m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))
 		catalog_load_state(m, for_update);
 	return m;
 }
@@ -851,7 +894,7 @@ catalog_ready_models(double share, bool every)
 	/* Noisy-GD models have nothing to re-anchor or rebuild */
 	if (SPI_execute_with_args(psprintf("SELECT model FROM unlearn.models WHERE state = 'ready' "
 									   "AND ($2 OR (budget > 0 AND spent >= $1 * budget))%s ORDER BY model",
-									   catalog_level() >= 12 ? " AND mechanism = 'newton'" : ""),
+									   catalog_level() >= 12 ? " AND mechanism <> 'noisy_gd'" : ""),
 							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the models");
 	for (i = 0; i < SPI_processed; i++)
@@ -968,21 +1011,23 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[46] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[49] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
-	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT4OID, TEXTOID};
-	Datum		v[46];
-	char		nulls[47];
+	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT4OID, TEXTOID,
+	TEXTOID, FLOAT8OID, FLOAT8OID};
+	Datum		v[49];
+	char		nulls[50];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[46] = '\0';
+	nulls[49] = '\0';
+	release_weights(m);
 	for (i = 0; i <= m->def.nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
@@ -1020,7 +1065,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[24] = CStringGetTextDatum(bound_names[m->def.bound]);
 	v[25] = CStringGetTextDatum(exhausted_names[m->def.retrain_on_exhausted ? 1 : 0]);
 	v[26] = CStringGetTextDatum(steps_names[m->def.per_row_steps ? 1 : 0]);
-	v[27] = coef_array(m->released.coef, m->released.nclasses, m->def.p);
+	v[27] = coef_array(m->released.published, m->released.nclasses, m->def.p);
 	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
 	v[29] = CStringGetTextDatum(preprocess_names[m->def.preprocess]);
 	map_datums(m, &v[30], &nulls[30]);
@@ -1053,6 +1098,17 @@ catalog_insert_model(UnlearnModel *m)
 	v[45] = m->def.cohort != NULL ? CStringGetTextDatum(m->def.cohort) : (Datum) 0;
 	if (m->def.cohort == NULL)
 		nulls[45] = 'n';
+	v[46] = CStringGetTextDatum(noise_names[m->def.noise]);
+	v[47] = Float8GetDatum(m->def.nats);
+	if (m->def.mechanism != MECHANISM_FISHER)
+		nulls[47] = 'n';
+	v[48] = Float8GetDatum(m->released.nats_spent);
+	if ((m->def.mechanism == MECHANISM_FISHER || m->def.noise != NOISE_GAUSSIAN) && level < 14)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the installed catalog of unlearn predates %s",
+						m->def.noise != NOISE_GAUSSIAN ? "noise \"laplace\"" : "the mechanism \"fisher\""),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
 	if (m->def.cohort != NULL && level < 13)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1065,10 +1121,10 @@ catalog_insert_model(UnlearnModel *m)
 						mechanism_names[m->def.mechanism]),
 				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
 
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s%s%s, trained_at, updated_at) "
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.models (" MODEL_COLUMNS "%s%s%s%s%s%s%s%s%s, trained_at, updated_at) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7::regtype[], $8, $9, $10, $11, $12, $13, $14, "
 										 "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, "
-										 "%s%s%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
+										 "%s%s%s%s%s%s%s%s%sclock_timestamp(), clock_timestamp())",
 										 level >= 3 ? MAP_COLUMNS : "", level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
 										 level >= 7 ? MAP_GRID_COLUMNS : "",
@@ -1076,18 +1132,20 @@ catalog_insert_model(UnlearnModel *m)
 										 level >= 10 ? REMOVAL_COLUMN : "",
 										 level >= 12 ? MECHANISM_COLUMNS : "",
 										 level >= 13 ? COHORT_COLUMN : "",
+										 level >= 14 ? NOISE_COLUMNS : "",
 										 level >= 3 ? "$30, $31, $32, " : "", level >= 4 ? "$33, $34, " : "",
 										 level >= 6 ? "$35, " : "", level >= 7 ? "$36, $37, " : "",
 										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : "",
 										 level >= 12 ? "$40, $41, $42, $43, $44, $45, " : "",
-										 level >= 13 ? "$46, " : ""),
-								level >= 13 ? 46 : level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+										 level >= 13 ? "$46, " : "",
+										 level >= 14 ? "$47, $48, $49, " : ""),
+								level >= 14 ? 49 : level >= 13 ? 46 : level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
 								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	/* the state rows follow; Noisy-GD keeps none */
-	if (m->def.mechanism == MECHANISM_NEWTON)
+	if (MODEL_KEEPS_STATE(m))
 		write_state(m, true);
 }
 
@@ -1100,11 +1158,12 @@ catalog_insert_model(UnlearnModel *m)
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[9] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
-	FLOAT8ARRAYOID, INT8ARRAYOID};
-	Datum		v[9];
-	char		nulls[10] = "         ";
+	Oid			types[11] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
+	FLOAT8ARRAYOID, INT8ARRAYOID, BYTEAOID, FLOAT8OID};
+	Datum		v[11];
+	char		nulls[12] = "           ";
 	const char *sums;
+	bool		fisher = m->def.mechanism == MECHANISM_FISHER && m->def.loss == LOSS_LOGISTIC;
 	int			level = catalog_level();
 	int			ret;
 
@@ -1133,7 +1192,19 @@ write_state(UnlearnModel *m, bool full)
 		v[8] = (Datum) 0;
 		nulls[8] = 'n';
 	}
-	sums = level >= 4 ? ", column_sums = $8, class_rows = $9" :
+	/* fisher: the secret w and the scale of its release's noise */
+	if (fisher)
+	{
+		v[9] = bytea_from_doubles(m->released.coef, (Size) m->released.nclasses * m->def.p);
+		v[10] = Float8GetDatum(m->state.release_scale);
+	}
+	else
+	{
+		v[9] = v[10] = (Datum) 0;
+		nulls[9] = nulls[10] = 'n';
+	}
+	sums = level >= 14 ? ", column_sums = $8, class_rows = $9, weights = $10, release_scale = $11" :
+		level >= 4 ? ", column_sums = $8, class_rows = $9" :
 		level >= 3 ? ", column_sums = $8" : "";
 	if (full)
 		ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.model_state AS s "
@@ -1142,17 +1213,19 @@ write_state(UnlearnModel *m, bool full)
 											 "ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
 											 "weight_sum = $4, noise = $5, anchor = $6, owner = $7%s "
 											 "RETURNING xmin, ctid",
+											 level >= 14 ? ", column_sums, class_rows, weights, release_scale" :
 											 level >= 4 ? ", column_sums, class_rows" :
 											 level >= 3 ? ", column_sums" : "",
+											 level >= 14 ? ", $8, $9, $10, $11" :
 											 level >= 4 ? ", $8, $9" : level >= 3 ? ", $8" : "", sums),
-									9, types, v, nulls, false, 0);
+									11, types, v, nulls, false, 0);
 	else if (m->call.anchor_changed)
 	{
 		nulls[4] = 'n';
 		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 											 "weight_sum = $4, anchor = $6%s WHERE model = $1 "
 											 "RETURNING xmin, ctid", sums),
-									9, types, v, nulls, false, 0);
+									11, types, v, nulls, false, 0);
 	}
 	else
 	{
@@ -1160,7 +1233,7 @@ write_state(UnlearnModel *m, bool full)
 		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
 											 "weight_sum = $4%s WHERE model = $1 "
 											 "RETURNING xmin, ctid", sums),
-									9, types, v, nulls, false, 0);
+									11, types, v, nulls, false, 0);
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->def.name, ret);
@@ -1173,15 +1246,16 @@ write_state(UnlearnModel *m, bool full)
 void
 catalog_update_model(UnlearnModel *m)
 {
-	Oid			types[23] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	Oid			types[24] = {TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
 		INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, BOOLOID, INT4OID, TEXTOID,
 		FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT8OID, TEXTARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID,
-	INT8OID, INT8OID};
-	Datum		v[23];
-	char		nulls[24] = "                       ";
+	INT8OID, INT8OID, FLOAT8OID};
+	Datum		v[24];
+	char		nulls[25] = "                        ";
 	int			level = catalog_level();
 	int			ret;
 
+	release_weights(m);
 	v[0] = CStringGetTextDatum(m->def.name);
 	v[1] = Float8GetDatum(m->def.scale);
 	v[2] = Int64GetDatum(m->released.rows);
@@ -1192,7 +1266,7 @@ catalog_update_model(UnlearnModel *m)
 	v[7] = Float8GetDatum(m->def.reg);
 	v[8] = Float8GetDatum(m->def.budget);
 	v[9] = Float8GetDatum(m->released.spent);
-	v[10] = coef_array(m->released.coef, m->released.nclasses, m->def.p);
+	v[10] = coef_array(m->released.published, m->released.nclasses, m->def.p);
 	v[11] = BoolGetDatum(m->call.retrained_now);
 	v[12] = Int32GetDatum(m->call.reanchors_now);
 	v[13] = CStringGetTextDatum(model_status_name(m->released.status));
@@ -1212,23 +1286,25 @@ catalog_update_model(UnlearnModel *m)
 	v[20] = Int64GetDatum(m->def.training_steps);
 	v[21] = Int64GetDatum(m->released.gd_steps);
 	v[22] = Int64GetDatum(m->released.fewest_rows);
+	v[23] = Float8GetDatum(m->released.nats_spent);
 	/* undeclared classes follow the rows (removal.c): a retrain may change them */
 	ret = SPI_execute_with_args(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
 										 "removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
 										 "spent = $10, coef = $11, updated_at = clock_timestamp(), "
 										 "trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-										 "reanchors = reanchors + $13, state = $14%s%s%s "
+										 "reanchors = reanchors + $13, state = $14%s%s%s%s "
 										 "WHERE model = $1",
 										 level >= 3 ? ", centre = $15, spread = $16" : "",
 										 level >= 4 ? ", skipped = $17, classes = $18" : "",
 										 level >= 12 ? ", sigma = $19, step_size = $20, training_steps = $21, "
-										 "gd_steps = $22, fewest_rows = $23" : ""),
-								23, types, v, nulls, false, 0);
+										 "gd_steps = $22, fewest_rows = $23" : "",
+										 level >= 14 ? ", nats_spent = $24" : ""),
+								24, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->def.name);
 	if (m->call.retrained_now && m->def.deferred)
 		catalog_clear_queue(m->def.name);
-	if (m->released.status == MODEL_READY && m->def.mechanism == MECHANISM_NEWTON)
+	if (m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))
 		write_state(m, m->call.retrained_now);
 	else
 	{
@@ -1276,9 +1352,10 @@ void
 catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 added,
 			   double bound, bool retrained)
 {
-	Oid			types[9] = {TEXTOID, OIDOID, TEXTOID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BOOLOID,
-	BOOLOID};
-	Datum		v[9];
+	Oid			types[10] = {TEXTOID, OIDOID, TEXTOID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BOOLOID,
+	BOOLOID, FLOAT8OID};
+	Datum		v[10];
+	char		nulls[11] = "          ";
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->def.name);
@@ -1290,10 +1367,22 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 	v[6] = Float8GetDatum(m->released.spent);
 	v[7] = BoolGetDatum(retrained);
 	v[8] = BoolGetDatum(m->call.reanchors_now > 0);
-	ret = SPI_execute_with_args("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
-								"rows_added, bound, spent, retrained, reanchored) "
-								"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-								9, types, v, NULL, false, 0);
+	/*
+	 * a fisher release's KL bound goes on the first line written after it,
+	 * other than a rebuild's (which publishes nothing new)
+	 */
+	v[9] = Float8GetDatum(Max(m->call.release_nats, 0.0));
+	if (m->def.mechanism != MECHANISM_FISHER || m->call.release_nats < 0 ||
+		strcmp(operation, "rebuild") == 0)
+		nulls[9] = 'n';
+	else
+		m->call.release_nats = -1.0;
+	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
+										 "rows_added, bound, spent, retrained, reanchored%s) "
+										 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9%s)",
+										 catalog_level() >= 14 ? ", nats" : "",
+										 catalog_level() >= 14 ? ", $10" : ""),
+								10, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write ledger: %d", ret);
 }
