@@ -69,6 +69,17 @@ gaussian_budget(double sigma, double epsilon, double delta)
 }
 
 /*
+ * The budget of noise 'laplace' (laplace_noise.c), density ~ exp(-||b|| /
+ * scale): Theorem 3 i certifies epsilon for a residual of at most
+ * epsilon scale.
+ */
+double
+laplace_budget(double scale, double epsilon)
+{
+	return scale * epsilon;
+}
+
+/*
  * b ~ N(0, sigma^2 I_n) from pg_strong_random (Box-Muller on 53-bit
  * uniforms in (0, 1]), reading its random bits NOISE_PAIRS pairs at a time
  * (a Noisy-GD step draws p numbers, a training thousands of times).

@@ -82,10 +82,3 @@ draw_laplace_noise(double *b, int n, double scale)
 		b[i] *= radius / norm;
 	return radius;
 }
-
-/* the budget of that noise at epsilon: eps' = epsilon scale */
-double
-laplace_budget(double scale, double epsilon)
-{
-	return scale * epsilon;
-}

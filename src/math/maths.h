@@ -40,11 +40,11 @@ extern double logistic_sigmoid(double z);
 /* budget.c */
 extern double gaussian_budget(double sigma, double epsilon, double delta);
 extern void draw_gaussian_noise(double *b, int n, double sigma);
+extern double laplace_budget(double scale, double epsilon);
 extern double combine_class_spent(const double *class_spent, int k);
 extern double rounding_allowance(int64 n, int p, double magnitude);
 /* laplace_noise.c: pure-eps objective noise */
 extern double draw_laplace_noise(double *b, int n, double scale);
-extern double laplace_budget(double scale, double epsilon);
 /* column_map.c: the row map (see its header) */
 typedef struct RowMap
 {

@@ -2,12 +2,12 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.19.0, through 0.2.0 to 0.18.0).  The models are trained by
+# install's (0.20.0, through 0.2.0 to 0.19.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
 # 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0,
-# 0.16.0, 0.17.0 and 0.18.0.
+# 0.16.0, 0.17.0, 0.18.0 and 0.19.0.
 use strict;
 use warnings;
 
@@ -36,7 +36,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.19.0', 'updated to 0.19.0 (through 0.2.0 to 0.18.0)');
+	'0.20.0', 'updated to 0.20.0 (through 0.2.0 to 0.19.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -522,6 +522,42 @@ is($node->safe_psql('from0180', $comments), $node->safe_psql('fresh', $comments)
 	'the comments updated from 0.18.0 equal a fresh install');
 is($node->safe_psql('from0180', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.18.0 equals a fresh install');
+
+# 0.19.0 to 0.20.0: models gain the noise (gaussian for those there
+# were), nats and nats_spent, the state gains weights and release_scale,
+# the ledger nats; a fisher model and a laplace model train and forget on
+# the updated catalog
+$node->safe_psql('postgres', 'CREATE DATABASE from0190');
+$node->safe_psql('from0190', "CREATE EXTENSION unlearn VERSION '0.19.0'");
+$node->safe_psql('from0190', q{
+CREATE TABLE t (id int PRIMARY KEY, y boolean, a float8, b float8);
+INSERT INTO t SELECT i, i % 3 = 0, i % 7, i % 5 FROM generate_series(1, 80) i;
+SELECT 1 FROM unlearn_train('old', 't', 'y', '{a,b}', sigma => 5);
+DELETE FROM t WHERE id = 1;
+});
+$old_weights = $node->safe_psql('from0190', "SELECT md5(coef::text) FROM unlearn.models");
+$node->safe_psql('from0190', 'ALTER EXTENSION unlearn UPDATE');
+is($node->safe_psql('from0190', "SELECT noise || ':' || md5(coef::text) || ':' || coalesce(nats::text, 'none') FROM unlearn.models"),
+	"gaussian:$old_weights:none", 'a model of 0.19.0 has gaussian noise, no nats, and keeps its weights');
+is($node->safe_psql('from0190', q{
+SELECT 1 FROM unlearn_train('fisher', 't', 'y', '{a,b}', mechanism => 'fisher');
+SELECT 1 FROM unlearn_train('laplace', 't', 'y', '{a,b}', sigma => 5, noise => 'laplace');
+DELETE FROM t WHERE id = 2;
+SELECT string_agg(model || ':' || rows || ':' || guarantee, ',' ORDER BY model) FROM unlearn.status}),
+	"1
+1
+fisher:78:1 nats per release,laplace:78:1-certified removal (pure, delta = 0),old:78:(1, 0.0001)-certified removal",
+	'the models follow the table after the update');
+is($node->safe_psql('from0190', q{SELECT bool_and(certified) FROM unlearn.models m, unlearn_verify(m.model)}),
+	't', 'certified after the update');
+is($node->safe_psql('from0190', "SELECT nats > 0 FROM unlearn.ledger WHERE model = 'fisher' ORDER BY id DESC LIMIT 1"),
+	't', 'the fisher model published a release with its nats');
+is($node->safe_psql('from0190', $train_signature), $node->safe_psql('fresh', $train_signature),
+	'after the update unlearn_train has the signature of a fresh install');
+is($node->safe_psql('from0190', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.19.0 equal a fresh install');
+is($node->safe_psql('from0190', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.19.0 equals a fresh install');
 
 $node->stop;
 done_testing();
