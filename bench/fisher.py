@@ -22,10 +22,13 @@ plain table, and the shape of its noise:
       accuracy(retrain)| <= 0.5 point on each checked dataset.
       lambda = 0.01 as noisy_gd.py, and 0.3 on breast cancer as noisy_gd.py
       checks it, so that the two mechanisms' accuracy rows describe one
-      objective; breast cancer at 0.01 is printed for information and is not
-      checked (Lambda = lambda n = 4.4 against 131: the same 100 deletions,
-      23% of its 436 rows, move w and the residual bound far more against
-      the margin-noise limit beta e^delta <= 0.1 Lambda sqrt(2 nats)).
+      objective (noisy_gd.py needs 0.3 on 436 rows, where a row's DP noise
+      grows as 1/n); breast cancer at 0.01 is printed for information and is
+      not checked: there Lambda = lambda n = 4.4 against 131, the same 100
+      deletions (23% of the 436 rows) press on the margin-noise limit
+      beta e^delta <= 0.1 Lambda sqrt(2 nats) (it re-anchored twice at
+      2026-11-27, none at 0.3) and the release's margin noise is 7 times
+      larger (part (c)).
   (b) cost at d = 784: the median committed single-row DELETE (execute +
       commit, time.perf_counter, --reps interleaved rounds, default 40,
       after 3 untimed ones) on a table with a fisher model, on an identical
@@ -51,7 +54,8 @@ plain table, and the shape of its noise:
       (iii) the time of one NumPy eigendecomposition of B at d = 784 (what
       B^-1/2 needs per state) against one triangular solve with its
       Cholesky factor (what c B^-1 needs per release).  Check: Sigma_1
-      gives no more margin noise than Sigma_half on any held-out row.
+      gives no more margin noise than Sigma_half on any held-out row (it
+      follows from B >= Lambda I; the check guards the arithmetic above).
 
 Exits 1 when a check fails.
 """
