@@ -205,6 +205,18 @@ unlearn_plan(PG_FUNCTION_ARGS)
 	{
 		/* what the model is: its rows, weights, classes and loss */
 		m = load_owned_model(PG_GETARG_TEXT_PP(1), ctx.caller);
+		if (m->def.mechanism != MECHANISM_NEWTON || m->def.noise != NOISE_GAUSSIAN)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("unlearn_plan plans the Gaussian noise of Newton models, and model \"%s\" is %s",
+							m->def.name, m->def.mechanism == MECHANISM_FISHER ? "a fisher model" :
+							m->def.mechanism == MECHANISM_NOISY_GD ? "a noisy_gd model" :
+							"a model with noise \"laplace\""),
+					 errhint("%s", m->def.mechanism == MECHANISM_FISHER ?
+							 "A fisher model chooses its noise at each release from nats." :
+							 m->def.mechanism == MECHANISM_NOISY_GD ?
+							 "Noisy-GD chooses its noise and steps from epsilon and delta." :
+							 "Its budget is epsilon sigma: sigma = budget / epsilon.")));
 		load_design(m, relation_qualified_name(m->def.source), &dm);
 		map_design(m, &dm, false);
 		in.rows = dm.n;

@@ -141,7 +141,9 @@ release_weights(UnlearnModel *m)
 	bool		moved;
 
 	m->call.release_nats = -1.0;
-	if (mech->release == NULL || m->released.status != MODEL_READY)
+	/* loaded without its state, coef is what the model published */
+	if (mech->release == NULL || m->released.status != MODEL_READY ||
+		(m->state.anchor == NULL && !m->call.retrained_now))
 	{
 		m->released.published = m->released.coef;
 		return;
@@ -152,6 +154,9 @@ release_weights(UnlearnModel *m)
 		m->released.removed + m->released.inserted != m->state.release_changes;
 	if (!moved)
 		return;
+	/* a w that moved is never published without its noise */
+	if (m->state.factor == NULL || m->state.class_spent == NULL)
+		elog(ERROR, "model \"%s\" moved its weights without its removal state", m->def.name);
 	if (m->released.published == NULL || m->released.published == m->released.coef)
 		m->released.published = palloc(sizeof(double) * n);
 	m->call.release_nats = mech->release(m, m->released.published);

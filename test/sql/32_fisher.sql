@@ -169,6 +169,8 @@ SELECT unlearn_train('fi_bad', 'fi', 'high', '{age,bmi}', mechanism => 'fisher',
 SELECT unlearn_train('fi_bad', 'fi', 'high', '{age,bmi}', noise => 'uniform');
 SELECT unlearn_budget(1, noise => 'uniform');
 SELECT unlearn._laplace_norms(0, 1, 10);
+SELECT * FROM unlearn_plan(10, model => 'fi_log');
+SELECT * FROM unlearn_plan(10, model => 'fi_laplace');
 SET ROLE fi_reader;
 SELECT unlearn._laplace_norms(3, 1, 10);
 RESET ROLE;
