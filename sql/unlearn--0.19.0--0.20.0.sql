@@ -18,6 +18,18 @@ ALTER TABLE unlearn.model_state ADD COLUMN weights bytea, ADD COLUMN release_sca
 ALTER TABLE unlearn.model_state ALTER COLUMN weights SET STORAGE EXTERNAL;
 COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, the column sums of the standardize map, the rows per label of a classifier, and for fisher the secret weights w and the scale c of the published noise';
 ALTER TABLE unlearn.ledger ADD COLUMN nats float8;
+
+CREATE FUNCTION unlearn._written_here(xmin xid) RETURNS boolean
+AS 'MODULE_PATHNAME', 'unlearn_written_here' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._written_here(xid) IS 'internal: whether a row version with that xmin was written by the current transaction (the policy model_readers hides an uncommitted fisher or noisy_gd release from grantees)';
+
+ALTER POLICY model_readers ON unlearn.models
+	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
+		   OR (removal = 'immediate'
+			   AND NOT (mechanism <> 'newton' AND unlearn._written_here(xmin))
+			   AND EXISTS (SELECT 1 FROM unlearn.model_grants g
+						   WHERE g.model = models.model AND g.privilege = 'read'
+							 AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'))));
 COMMENT ON COLUMN unlearn.models.noise IS 'the distribution of the objective noise b: gaussian, N(0, sigma^2 I), for (epsilon, delta)-certified removal; laplace, density ~ exp(-||b|| / sigma), for pure epsilon-certified removal with budget epsilon sigma';
 COMMENT ON COLUMN unlearn.models.nats IS 'fisher: the KL bound each release aims at, in nats, against the exact minimiser of the rows left with the same noise; NULL for other mechanisms';
 COMMENT ON COLUMN unlearn.models.nats_spent IS 'fisher: the sum of the KL bounds of every release after a change, over the model''s life: a bound on what all of them together leave about any row forgotten';

@@ -215,9 +215,16 @@ COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred models (the
 ALTER TABLE unlearn.models ENABLE ROW LEVEL SECURITY;
 -- A grantee reads a deferred model through the functions only, which
 -- withhold its weights while changes are queued (deferred.c).
+CREATE FUNCTION unlearn._written_here(xmin xid) RETURNS boolean
+AS 'MODULE_PATHNAME', 'unlearn_written_here' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._written_here(xid) IS 'internal: whether a row version with that xmin was written by the current transaction (the policy model_readers hides an uncommitted fisher or noisy_gd release from grantees)';
+-- a grantee sees a fisher or Noisy-GD model's weights once the change that
+-- drew them commits: a release read before and rolled back would be a
+-- sample of fresh noise that no bound counts
 CREATE POLICY model_readers ON unlearn.models FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
 		   OR (removal = 'immediate'
+			   AND NOT (mechanism <> 'newton' AND unlearn._written_here(xmin))
 			   AND EXISTS (SELECT 1 FROM unlearn.model_grants g
 						   WHERE g.model = models.model AND g.privilege = 'read'
 							 AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'))));

@@ -48,6 +48,19 @@ load_predict_model(const char *name, MemoryContext cxt)
 	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
 	check_model_read(m->def.name, m->def.owner, ctx.caller, true);
+	/*
+	 * A fisher or Noisy-GD change publishes weights drawn afresh, whose
+	 * bound counts when the change commits: read before commit and rolled
+	 * back, each would be a sample counted nowhere
+	 */
+	if (m->def.mechanism != MECHANISM_NEWTON && !has_privs_of_role(ctx.caller, m->def.owner) &&
+		catalog_model_written_here(m->def.name))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" changed in this transaction: its new weights are shown once it commits",
+						m->def.name),
+				 errdetail("Each change publishes weights with fresh noise, which its bound covers from its commit."),
+				 errhint("Read the model after COMMIT, or as its owner.")));
 	if (m->released.status != MODEL_READY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

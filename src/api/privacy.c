@@ -80,6 +80,7 @@ unlearn_privacy(PG_FUNCTION_ARGS)
 	values[5] = Float8GetDatum(m->def.noise == NOISE_LAPLACE ? 0.0 : m->def.delta);
 	nulls[5] = nulls[4];
 	values[6] = Float8GetDatum(noisy ? m->def.budget : m->def.epsilon);
+	nulls[6] = m->def.mechanism == MECHANISM_FISHER;
 	values[7] = Float8GetDatum(m->def.sigma);
 	values[8] = Float8GetDatum(m->def.step_size);
 	values[9] = Int64GetDatum(m->def.training_steps);

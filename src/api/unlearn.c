@@ -536,6 +536,11 @@ unlearn_train(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("label column \"%s\" has a single class", m->def.label),
 				 errhint("A classifier needs at least two distinct labels; use loss => 'squared' for regression.")));
+	if (!isfinite(m->def.budget) || !isfinite(m->released.spent))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("sigma and epsilon give model \"%s\" a budget that is not finite", m->def.name),
+				 errhint("Choose a smaller sigma or epsilon.")));
 	if (training_exceeds_budget(m))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -18,6 +18,7 @@
 
 #include <cblas.h>
 
+#include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -31,6 +32,7 @@ PG_FUNCTION_INFO_V1(unlearn_resident);
 PG_FUNCTION_INFO_V1(unlearn_evict);
 PG_FUNCTION_INFO_V1(unlearn_matrices_digest);
 PG_FUNCTION_INFO_V1(unlearn_require_preload);
+PG_FUNCTION_INFO_V1(unlearn_written_here);
 
 /* OpenBLAS x86-64 cores that use no AVX2 */
 static const char *const generic_cores[] = {
@@ -172,4 +174,16 @@ unlearn_evict(PG_FUNCTION_ARGS)
 	state_store_require();
 	check_caller_on_model(model, MODEL_OWNER);
 	PG_RETURN_BOOL(state_store_evict(model));
+}
+
+/*
+ * unlearn._written_here(xid): whether a row version with that xmin was
+ * written by the current transaction or one of its subtransactions, for
+ * the policy that hides an uncommitted fisher or Noisy-GD release from the
+ * model's grantees.
+ */
+Datum
+unlearn_written_here(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(TransactionIdIsCurrentTransactionId(PG_GETARG_TRANSACTIONID(0)));
 }

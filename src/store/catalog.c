@@ -21,6 +21,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -844,6 +845,33 @@ catalog_model_granted(const char *name, Oid role, bool weights)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Whether the catalog row of model name was written by the current
+ * transaction (or one of its subtransactions): a change of it not yet
+ * committed.
+ */
+bool
+catalog_model_written_here(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		isnull;
+	bool		here = false;
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT xmin FROM unlearn.models WHERE model = $1",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read model \"%s\"", name);
+	if (SPI_processed == 1)
+	{
+		Datum		xmin = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		here = !isnull && TransactionIdIsCurrentTransactionId(DatumGetTransactionId(xmin));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return here;
 }
 
 /*

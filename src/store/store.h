@@ -48,6 +48,7 @@ extern bool catalog_has_lean_passes(void);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
 extern bool catalog_model_granted(const char *name, Oid role, bool weights);
+extern bool catalog_model_written_here(const char *name);
 extern bool catalog_set_grant(const char *name, Oid owner, Oid grantee,
 							  const char *privilege, bool grant);
 extern void catalog_count_skipped(const char *name, int64 delta);

@@ -15,7 +15,8 @@
 --    (The KL bound against an exact retrain: test/python/check_fisher.py.)
 -- 3. ROLLBACK restores the catalog row and the state bit for bit.
 -- 4. Readers: a 'read' grantee sees the published weights and nothing of
---    the state; unlearn_export exports the published weights;
+--    the state, and not the release of a change of its own transaction
+--    before it commits; unlearn_export exports the published weights;
 --    unlearn_residual is the residual of what is published.
 -- 5. Cohorts, deferred removal and the audit (read-outs against a
 --    retrain, and the ceiling sqrt(2 nats)) work for fisher models.
@@ -116,6 +117,21 @@ SELECT (SELECT count(*) FROM unlearn.model_state) AS state_rows,
 		   AS exports_published;
 SELECT * FROM unlearn_verify('fi_log');
 RESET ROLE;
+-- a grantee who may write the table sees a change's release only once it
+-- commits: a release read and rolled back would be a sample no bound counts
+GRANT SELECT, DELETE ON fi TO fi_reader;
+SET ROLE fi_reader;
+BEGIN;
+DELETE FROM fi WHERE id = 90;
+SELECT count(*) AS releases_seen FROM unlearn.models WHERE model = 'fi_log';
+SAVEPOINT s;
+SELECT unlearn_coef('fi_log');
+ROLLBACK TO SAVEPOINT s;
+SELECT unlearn_predict('fi_log', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) FROM fi WHERE id = 91;
+ROLLBACK;
+SELECT count(*) AS releases_seen_after FROM unlearn.models WHERE model = 'fi_log';
+RESET ROLE;
+REVOKE SELECT, DELETE ON fi FROM fi_reader;
 -- the residual of what is published: the noise z moves it by H z
 SELECT (SELECT sqrt(sum(u ^ 2)) FROM unnest(unlearn_residual('fi_log')) u) > v.residual AS published_residual_larger
 FROM unlearn_verify('fi_log') v;
@@ -155,6 +171,7 @@ SELECT model, noise, guarantee, budget = 2 * 1 AS budget_epsilon_sigma
 FROM unlearn_train('fi_laplace', 'fi', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 				   lambda => 1e-2, sigma => 2, noise => 'laplace');
 SELECT deletion_epsilon, deletion_delta FROM unlearn_privacy('fi_laplace');
+SELECT mechanism, deletion_epsilon, deletion_target FROM unlearn_privacy('fi_log');
 DELETE FROM fi WHERE id BETWEEN 70 AND 74;
 SELECT v.certified, m.rows = (SELECT count(*) FROM fi) AS in_step, m.spent > 0 AS spent
 FROM unlearn_verify('fi_laplace') v, unlearn.models m WHERE m.model = 'fi_laplace';
@@ -168,6 +185,7 @@ SELECT unlearn_train('fi_bad', 'fi', 'high', '{age,bmi}', nats => 1);
 SELECT unlearn_train('fi_bad', 'fi', 'high', '{age,bmi}', mechanism => 'fisher', noise => 'laplace');
 SELECT unlearn_train('fi_bad', 'fi', 'high', '{age,bmi}', noise => 'uniform');
 SELECT unlearn_budget(1, noise => 'uniform');
+SELECT unlearn_train('fi_bad', 'fi', 'high', '{age,bmi}', sigma => 1e200, epsilon => 1e200, noise => 'laplace');
 SELECT unlearn._laplace_norms(0, 1, 10);
 SELECT * FROM unlearn_plan(10, model => 'fi_log');
 SELECT * FROM unlearn_plan(10, model => 'fi_laplace');

@@ -69,7 +69,7 @@ is($node->safe_psql('postgres', q{
 	SELECT string_agg(attname || ':' || format_type(atttypid, atttypmod), ',' ORDER BY attnum)
 	FROM pg_attribute WHERE attrelid = 'unlearn.ledger'::regclass AND attnum > 0 AND NOT attisdropped}),
 	'id:bigint,model:text,owner:regrole,at:timestamp with time zone,xact:xid8,operation:text,'
-	. 'rows_removed:bigint,rows_added:bigint,bound:double precision,spent:double precision,retrained:boolean,reanchored:boolean',
+	. 'rows_removed:bigint,rows_added:bigint,bound:double precision,spent:double precision,retrained:boolean,reanchored:boolean,nats:double precision',
 	'the ledger keeps counts, times and bounds only');
 
 $node->stop;
