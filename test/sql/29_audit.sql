@@ -43,7 +43,11 @@ SELECT population, rows > 0 AS has_rows,
 FROM au_loo ORDER BY population;
 CREATE TABLE au_newton (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, is_eight boolean, pixels float8[]);
 INSERT INTO au_newton (is_eight, pixels) SELECT is_eight, pixels FROM au ORDER BY id;
-SELECT model FROM unlearn_train('au_newton', 'au_newton', 'is_eight', '{pixels}', sigma => 10);
+-- a declared map: a row map that moved a grid step between the releases
+-- around forget's DELETE would retrain, and leave no pair to compare (1 run
+-- in 300 with the standardize map)
+SELECT model FROM unlearn_train('au_newton', 'au_newton', 'is_eight', '{pixels}', sigma => 10,
+								options => '{"preprocess": "declared", "centre": [5], "spread": [6]}');
 CREATE TEMP TABLE au_releases AS SELECT * FROM unlearn_audit('au_newton', canaries => 400, attack => 'analytic');
 SELECT d.release_cosine > 0.99 AS deleted_row_found, d.release_cosine > p.release_cosine AS above_a_kept_row,
 	   (SELECT count(*) FROM au_releases WHERE release_cosine IS NOT NULL) AS populations_with_cosine
