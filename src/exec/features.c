@@ -155,7 +155,7 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("%s \"%s\" has type %s, which is not numeric",
 							what, m->def.features[i], format_type_be(t)),
-					 errhint("Features are columns or expressions of a built-in numeric or boolean type, or a single array of a numeric type.")));
+					 errhint("Features are columns or expressions of a built-in numeric, boolean, date or timestamp type, or a single array of a numeric type.")));
 		m->def.feature_array = is_array;
 	}
 	if (!m->def.feature_array)

@@ -138,7 +138,7 @@ row_values_types(FunctionCallInfo fcinfo)
 	t->array = nargs == 1 && type_is_array(t->base[0]);
 	if (!t->array)
 		for (j = 0; j < nargs; j++)
-			if (!is_numeric_scalar(t->base[j]) && t->base[j] != BOOLOID)
+			if (!is_feature_scalar(t->base[j]))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("a feature of type %s is not numeric", format_type_be(t->base[j]))));

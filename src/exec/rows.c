@@ -31,7 +31,9 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 #include "utils/uuid.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -55,6 +57,18 @@ is_numeric_scalar(Oid base)
 	}
 }
 
+/*
+ * A scalar feature's type: a number, a boolean, or a date or timestamp
+ * (read as days or seconds since 1970-01-01, whatever the session's
+ * settings: numeric_datum_to_double)
+ */
+bool
+is_feature_scalar(Oid base)
+{
+	return is_numeric_scalar(base) || base == BOOLOID || base == DATEOID ||
+		base == TIMESTAMPOID || base == TIMESTAMPTZOID;
+}
+
 bool
 feature_type_supported(Oid type, bool *is_array)
 {
@@ -64,7 +78,7 @@ feature_type_supported(Oid type, bool *is_array)
 	*is_array = OidIsValid(elem);
 	if (*is_array)
 		return is_numeric_scalar(elem);
-	return is_numeric_scalar(base) || base == BOOLOID;
+	return is_feature_scalar(base);
 }
 
 /* whether a feature column of type type fits m: supported, and of m's shape */
@@ -109,6 +123,18 @@ numeric_datum_to_double(Oid base, Datum d)
 			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
 		case BOOLOID:
 			return DatumGetBool(d) ? 1.0 : 0.0;
+		case DATEOID:
+			/* days since 1970-01-01; infinity is outside every range */
+			if (DATE_NOT_FINITE(DatumGetDateADT(d)))
+				return DATE_IS_NOBEGIN(DatumGetDateADT(d)) ? -HUGE_VAL : HUGE_VAL;
+			return (double) DatumGetDateADT(d) + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE);
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			/* seconds since 1970-01-01 00:00 (UTC for timestamptz) */
+			if (TIMESTAMP_NOT_FINITE(DatumGetTimestamp(d)))
+				return TIMESTAMP_IS_NOBEGIN(DatumGetTimestamp(d)) ? -HUGE_VAL : HUGE_VAL;
+			return (double) DatumGetTimestamp(d) / USECS_PER_SEC +
+				(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
 	}
 	elog(ERROR, "unsupported column type %u", base);
 	return 0.0;					/* keep compiler quiet */
