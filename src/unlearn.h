@@ -186,6 +186,9 @@ typedef struct ModelCall
 	List	   *erased_cohorts; /* of ErasedCohort: for the ledger */
 	List	   *whole_cohorts;	/* of CohortStats: removed whole, rows not read */
 	int64		whole_rows;		/* their rows */
+	int			finite_check;	/* "nulls": "skip" leaves out rows with a value
+								 * that is not finite: 0 not yet asked, 1 yes,
+								 * -1 no (a catalog before 0.20.0) */
 	double		release_nats;	/* fisher: the KL bound of the release this call
 								 * wrote, or -1 if it wrote none */
 } ModelCall;

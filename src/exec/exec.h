@@ -63,6 +63,7 @@ extern void feature_evaluator_free(FeatureEvaluator *fe);
 /* rows.c */
 extern bool is_numeric_scalar(Oid base);
 extern bool is_feature_scalar(Oid base);
+extern bool model_skips_nonfinite(UnlearnModel *m);
 extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);

@@ -245,6 +245,59 @@ unlearn_array_shape(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0]);
 }
 
+/*
+ * unlearn._finite(VARIADIC "any"): whether every feature of a row decodes,
+ * as decode_model_row decodes it (numeric_datum_to_double, an array's
+ * elements through extract_float_array), to a finite number.  Nulls (and
+ * null elements) count as finite: the null conditions leave them out.
+ * Under "nulls": "skip" the rows where it is false are outside the model
+ * (model_null_condition).
+ */
+PG_FUNCTION_INFO_V1(unlearn_finite);
+Datum
+unlearn_finite(PG_FUNCTION_ARGS)
+{
+	int			nargs = PG_NARGS();
+	int			j;
+
+	if (get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unlearn._finite takes its features as separate arguments")));
+	for (j = 0; j < nargs; j++)
+	{
+		Oid			base;
+
+		if (PG_ARGISNULL(j))
+			continue;
+		base = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
+		if (type_is_array(base))
+		{
+			ArrayType  *a = PG_GETARG_ARRAYTYPE_P(j);
+			Oid			elem = ARR_ELEMTYPE(a);
+			Datum	   *elems;
+			bool	   *nulls;
+			int16		len;
+			bool		byval;
+			char		align;
+			int			n,
+						i;
+
+			if (!is_numeric_scalar(elem))
+				PG_RETURN_BOOL(false);
+			get_typlenbyvalalign(elem, &len, &byval, &align);
+			deconstruct_array(a, elem, len, byval, align, &elems, &nulls, &n);
+			for (i = 0; i < n; i++)
+				if (!nulls[i] && !isfinite(numeric_datum_to_double(elem, elems[i])))
+					PG_RETURN_BOOL(false);
+		}
+		else if (!is_feature_scalar(base) ||
+				 !isfinite(numeric_datum_to_double(base, PG_GETARG_DATUM(j))))
+			PG_RETURN_BOOL(false);
+	}
+	PG_RETURN_BOOL(true);
+}
+
 /* the label's type at this call site and the losses it serves, in fn_extra */
 typedef struct LabelType
 {

@@ -269,7 +269,27 @@ model_null_element_condition(const char *col)
 					col, col);
 }
 
-/* the SQL condition "a model column of the row is null" (the label, with_label) */
+/*
+ * Whether "nulls": "skip" also leaves out a row with a feature that is not
+ * a finite number (0.20.0 on: the SQL condition below needs
+ * unlearn._finite); asked once per model.
+ */
+bool
+model_skips_nonfinite(UnlearnModel *m)
+{
+	if (!m->def.skip_nulls)
+		return false;
+	if (m->call.finite_check == 0)
+		m->call.finite_check = catalog_has_finite_check() ? 1 : -1;
+	return m->call.finite_check > 0;
+}
+
+/*
+ * The SQL condition "a model column of the row is null" (the label,
+ * with_label), or under "nulls": "skip" a feature is not a finite number
+ * (unlearn._finite decodes the features as decode_model_row does): the
+ * rows "nulls": "skip" leaves out
+ */
 char *
 model_null_condition(UnlearnModel *m, bool with_label)
 {
@@ -286,6 +306,13 @@ model_null_condition(UnlearnModel *m, bool with_label)
 		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
 		if (m->def.feature_array)
 			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
+	}
+	if (model_skips_nonfinite(m))
+	{
+		appendStringInfoString(&buf, " OR NOT unlearn._finite(");
+		for (j = 0; j < m->def.nfeatures; j++)
+			appendStringInfo(&buf, "%s%s", j > 0 ? ", " : "", feature_sql(m, j));
+		appendStringInfoChar(&buf, ')');
 	}
 	return buf.data;
 }
@@ -479,9 +506,9 @@ model_null_feature_error(UnlearnModel *m, int j)
  * features, of the model's stored column types.  raw[d] receives the
  * features; *label the canonical label text and *label_value its value
  * (label may be NULL: scoring reads no label).  Returns false for a row
- * with a null in a model column under "nulls": "skip" (nothing is
- * decoded); under 'error' such a null is an error naming the column,
- * never the row.
+ * with a null in a model column, or (from 0.20.0) a feature that is not a
+ * finite number, under "nulls": "skip"; under 'error' either is an error
+ * naming the column, never the row.
  */
 bool
 decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
@@ -517,6 +544,8 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 		for (j = 0; j < m->def.nfeatures; j++)
 			raw[j] = numeric_datum_to_double(m->call.feature_base_types[j], values[j + 1]);
 	}
+	if (model_skips_nonfinite(m) && !feature_values_finite(raw, m->def.dims))
+		return false;
 	check_feature_values(raw, m->def.dims, m->def.name);
 	return true;
 }

@@ -397,15 +397,21 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		 * widths are those of the rows with neither, empty arrays (0) left
 		 * out as array_length leaves them out
 		 */
-		appendStringInfoString(&q, "SELECT key, pg_catalog.count(*),"
-							   " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0)");
+		bool		finite = model_skips_nonfinite(m);
+
+		/* f: under "nulls": "skip", whether the elements are finite */
+		appendStringInfo(&q, "SELECT key, pg_catalog.count(*),"
+						 " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0%s)",
+						 finite ? " OR NOT f" : "");
 		if (!m->def.skip_nulls)
 			appendStringInfoString(&q, ", pg_catalog.count(*) FILTER (WHERE s IS NULL),"
 								   " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.<) 0)");
-		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0),"
-						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0)"
-						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s FROM %s OFFSET 0) AS r"
-						 " GROUP BY 1", key_sql, feature_sql(m, 0), scan->relation);
+		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s),"
+						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s)"
+						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s, %s AS f FROM %s OFFSET 0) AS r"
+						 " GROUP BY 1", finite ? " AND f" : "", finite ? " AND f" : "", key_sql,
+						 feature_sql(m, 0), finite ? psprintf("unlearn._finite(%s)", feature_sql(m, 0)) : "true",
+						 scan->relation);
 	}
 	else
 	{

@@ -267,6 +267,17 @@ catalog_has_lean_passes(void)
 	return catalog_level() >= 11;
 }
 
+/*
+ * whether the catalog has unlearn._finite (0.20.0 on): under "nulls":
+ * "skip", a row with a feature that is not a finite number is outside the
+ * model, like a row with a null
+ */
+bool
+catalog_has_finite_check(void)
+{
+	return catalog_level() >= 14;
+}
+
 /* whether the catalog has deferred removal (0.11.0 on) */
 bool
 catalog_has_deferred_removal(void)

@@ -12,10 +12,12 @@ INSERT INTO bad VALUES (1, true, 1, 2, '{1,2}', 'x', 1), (2, false, 2, 1, '{2,1}
 -- NULL, NaN and Inf features
 UPDATE bad SET a = NULL WHERE id = 1;
 SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"nulls": "error"}');
+-- a value that is not finite: outside the model under "nulls": "skip"
+-- (34_nonfinite), an error under "error"
 UPDATE bad SET a = 'NaN' WHERE id = 1;
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"nulls": "error"}');
 UPDATE bad SET a = '-Infinity' WHERE id = 1;
-SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}');
+SELECT * FROM unlearn_train('bad', 'bad', 'y', '{a,b}', options => '{"nulls": "error"}');
 UPDATE bad SET a = 1 WHERE id = 1;
 -- rows of different dimensions, nulls inside arrays
 UPDATE bad SET v = '{1,2,3}' WHERE id = 2;
@@ -117,7 +119,7 @@ END $$;
 CREATE TABLE bad2 (y boolean, a float8, v float8[]);
 INSERT INTO bad2 VALUES (true, 'NaN', '{1}'), (false, 1, '{1,2}');
 SELECT q, pg_temp.sqlstate_of(q) FROM (VALUES
-	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{a}'')'),
+	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{a}'', options => ''{"nulls": "error"}'')'),
 	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{v}'')'),
 	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{nope}'')'),
 	('SELECT unlearn_train(''x'', ''bad2'', ''y'', ''{a}'', lambda => 0)'),

@@ -205,15 +205,21 @@ RESET min_parallel_table_scan_size;
 SELECT unlearn_drop('sc_times');
 DROP TABLE sc_times;
 
--- a numeric beyond double precision is an infinite feature: the error
--- names no value, in a trigger and in scoring
+-- a numeric beyond double precision is an infinite feature: under
+-- "nulls": "skip" its row is outside the model, in a trigger (skipped) and
+-- in scoring (no score); under "error" the error names no value
 CREATE TABLE sc_wide (id int PRIMARY KEY, y int, u numeric, v float8);
 INSERT INTO sc_wide SELECT i, i % 2, i, i * i % 7 FROM generate_series(1, 40) i;
 SELECT model FROM unlearn_train('sc_wide', 'sc_wide', 'y', '{u,v}', sigma => 0.5);
+SELECT model FROM unlearn_train('sc_wide_error', 'sc_wide', 'y', '{u,v}', sigma => 0.5,
+								options => '{"nulls": "error"}');
 INSERT INTO sc_wide VALUES (41, 1, 1e400, 1);
+SELECT unlearn_drop('sc_wide_error');
+INSERT INTO sc_wide VALUES (41, 1, 1e400, 1);
+SELECT rows, skipped FROM unlearn.status WHERE model = 'sc_wide';
 CREATE TABLE sc_wide_held (id int PRIMARY KEY, y int, u numeric, v float8);
 INSERT INTO sc_wide_held VALUES (1, 1, -1e400, 1), (2, 0, 1e-400, 1);
-SELECT * FROM unlearn_score('sc_wide', 'sc_wide_held');
+SELECT key, score IS NULL AS no_score FROM unlearn_score('sc_wide', 'sc_wide_held');
 SELECT unlearn_drop('sc_wide');
 DROP TABLE sc_wide, sc_wide_held;
 
