@@ -153,3 +153,6 @@ AS 'MODULE_PATHNAME', 'unlearn_laplace_norms' LANGUAGE C VOLATILE STRICT;
 REVOKE EXECUTE ON FUNCTION unlearn._laplace_norms(integer, float8, integer) FROM PUBLIC;
 COMMENT ON FUNCTION unlearn._laplace_norms(integer, float8, integer) IS 'internal: the norms of draws vectors of dims coordinates from the laplace objective noise sampler, for the test of its distribution (||b|| ~ Gamma(dims, scale))';
 COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal with loss perturbation (exact for least squares); noisy_gd: Noisy-GD, whose changes run noisy steps on the rows after them and which keeps no state (see unlearn_privacy); fisher: Newton removal without loss perturbation, each release published with noise shaped by the Hessian and a KL bound in nats (exact for least squares)';
+
+ALTER TYPE unlearn.plan ADD ATTRIBUTE statement_rows bigint;
+COMMENT ON COLUMN unlearn.plan.statement_rows IS 'the most rows one statement may remove within that budget: a statement is one Newton step, whose bound grows up to k^2 times one row''s for k rows (Guo et al., Theorem 4)';

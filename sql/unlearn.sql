@@ -703,8 +703,10 @@ CREATE FUNCTION unlearn._matrices_digest(model text) RETURNS text
 AS 'MODULE_PATHNAME', 'unlearn_matrices_digest' LANGUAGE C VOLATILE STRICT;
 
 CREATE TYPE unlearn.plan AS (basis text, sigma float8, budget float8, bound_per_removal float8,
-	weight_shift float8, accuracy_at_zero float8, accuracy float8, accuracy_cost float8);
+	weight_shift float8, accuracy_at_zero float8, accuracy float8, accuracy_cost float8,
+	statement_rows bigint);
 COMMENT ON TYPE unlearn.plan IS 'what unlearn_plan returns';
+COMMENT ON COLUMN unlearn.plan.statement_rows IS 'the most rows one statement may remove within that budget: a statement is one Newton step, whose bound grows up to k^2 times one row''s for k rows (Guo et al., Theorem 4)';
 CREATE FUNCTION unlearn_plan(
 	removals bigint,
 	model text DEFAULT NULL,

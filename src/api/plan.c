@@ -47,7 +47,7 @@
 
 PG_FUNCTION_INFO_V1(unlearn_plan);
 
-#define PLAN_COLUMNS 8
+#define PLAN_COLUMNS 9
 
 typedef struct PlanInput
 {
@@ -97,12 +97,46 @@ fitted_accuracy(UnlearnModel *m, const DesignMatrix *dm, double sigma)
 	return accuracy;
 }
 
+/*
+ * The most rows one statement may remove within the budget that covers
+ * in->removals single-row removals.  A statement is one Newton step, whose
+ * Delta is the sum of its rows' gradients: the step, and the bound with
+ * its square, grow up to k^2 times a row's (Guo et al., Theorem 4).  The
+ * worst case bound of k rows is gamma (n - k) k^2 / Lambda^2 against
+ * gamma (n - 1) / Lambda^2 for one; the measured one k^2 times the mean
+ * bound per row.
+ */
+static int64
+statement_rows(const PlanInput *in, bool worst)
+{
+	double		n = (double) in->rows;
+	double		allowed = (double) in->removals * (worst ? n - 1.0 : 1.0);
+	/* k^2 (n - k) grows up to k = 2n/3: search there, where it is monotone */
+	int64		top = worst ? Max((int64) (2.0 * n / 3.0), 1) : in->rows;
+	int64		lo = 1,
+				hi = top;
+
+	/* the largest k with k^2 (n - k) <= allowed (worst) or k^2 <= allowed */
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo + 1) / 2;
+		double		k = (double) mid;
+
+		if (k * k * (worst ? n - k : 1.0) <= allowed)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	/* past the peak every size fits */
+	return worst && lo == top ? in->rows : lo;
+}
+
 static void
 emit(ReturnSetInfo *rsinfo, const char *basis, const PlanInput *in, double bound,
 	 UnlearnModel *m, const DesignMatrix *dm, double accuracy_at_zero)
 {
 	Datum		values[PLAN_COLUMNS];
-	bool		nulls[PLAN_COLUMNS] = {false, false, false, false, false, false, false, false};
+	bool		nulls[PLAN_COLUMNS] = {false, false, false, false, false, false, false, false, false};
 	double		reg = in->lambda * (double) in->rows;
 	double		sigma = sqrt((double) in->classes) * (double) in->removals * bound /
 		gaussian_budget(1.0, in->epsilon, in->delta);
@@ -122,6 +156,7 @@ emit(ReturnSetInfo *rsinfo, const char *basis, const PlanInput *in, double bound
 	}
 	else
 		nulls[5] = nulls[6] = nulls[7] = true;
+	values[8] = Int64GetDatum(statement_rows(in, strcmp(basis, "worst case") == 0));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 

@@ -64,6 +64,11 @@ extern void feature_evaluator_free(FeatureEvaluator *fe);
 extern bool is_numeric_scalar(Oid base);
 extern bool is_feature_scalar(Oid base);
 extern bool model_skips_nonfinite(UnlearnModel *m);
+extern bool array_has_nonfinite_element(Datum arr);
+extern char *model_array_length_condition(UnlearnModel *m);
+
+/* features per call of a row function (a function takes at most 100 arguments) */
+#define FEATURES_PER_CALL 90
 extern bool feature_type_supported(Oid type, bool *is_array);
 extern bool feature_type_fits(UnlearnModel *m, Oid type);
 extern bool label_type_supported(Oid type, UnlearnLoss loss);

@@ -247,9 +247,11 @@ unlearn_array_shape(PG_FUNCTION_ARGS)
 
 /*
  * unlearn._finite(VARIADIC "any"): whether every feature of a row decodes,
- * as decode_model_row decodes it (numeric_datum_to_double, an array's
- * elements through extract_float_array), to a finite number.  Nulls (and
- * null elements) count as finite: the null conditions leave them out.
+ * as decode_model_row decodes it (numeric_datum_to_double), to a finite
+ * number; for an array, whether a one-dimensional one has no element that
+ * does not (array_has_nonfinite_element, which decode_model_row asks before
+ * the array's length).  Nulls (and null elements) count as finite: the
+ * null conditions leave them out.
  * Under "nulls": "skip" the rows where it is false are outside the model
  * (model_null_condition).
  */
@@ -273,23 +275,8 @@ unlearn_finite(PG_FUNCTION_ARGS)
 		base = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
 		if (type_is_array(base))
 		{
-			ArrayType  *a = PG_GETARG_ARRAYTYPE_P(j);
-			Oid			elem = ARR_ELEMTYPE(a);
-			Datum	   *elems;
-			bool	   *nulls;
-			int16		len;
-			bool		byval;
-			char		align;
-			int			n,
-						i;
-
-			if (!is_numeric_scalar(elem))
+			if (array_has_nonfinite_element(PG_GETARG_DATUM(j)))
 				PG_RETURN_BOOL(false);
-			get_typlenbyvalalign(elem, &len, &byval, &align);
-			deconstruct_array(a, elem, len, byval, align, &elems, &nulls, &n);
-			for (i = 0; i < n; i++)
-				if (!nulls[i] && !isfinite(numeric_datum_to_double(elem, elems[i])))
-					PG_RETURN_BOOL(false);
 		}
 		else if (!is_feature_scalar(base) ||
 				 !isfinite(numeric_datum_to_double(base, PG_GETARG_DATUM(j))))

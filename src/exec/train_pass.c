@@ -68,8 +68,6 @@
 
 /* the residual training stops at, as a fraction of the budget eps' */
 #define TRAINING_FRACTION (1.0 / 20)
-/* unlearn._row_values takes at most this many features per call */
-#define VALUES_PER_CALL 90
 
 /* the query parameters every pass has */
 #define PARAM_DECLARED 1		/* text[]: declared classes, or NULL */
@@ -103,13 +101,13 @@ typedef struct LabelSet
 
 /*
  * The SQL of the row's raw features as one float8[]: unlearn._row_values
- * over at most VALUES_PER_CALL features per call (a function takes at
+ * over at most FEATURES_PER_CALL features per call (a function takes at
  * most 100 arguments), the calls joined by array_cat(a, array_cat(b, c)).
  */
 static char *
 raw_features_sql(UnlearnModel *m)
 {
-	int			calls = (m->def.nfeatures + VALUES_PER_CALL - 1) / VALUES_PER_CALL;
+	int			calls = (m->def.nfeatures + FEATURES_PER_CALL - 1) / FEATURES_PER_CALL;
 	StringInfoData buf;
 	int			c,
 				j;
@@ -120,8 +118,8 @@ raw_features_sql(UnlearnModel *m)
 		if (c < calls - 1)
 			appendStringInfoString(&buf, "pg_catalog.array_cat(");
 		appendStringInfoString(&buf, "unlearn._row_values(");
-		for (j = c * VALUES_PER_CALL; j < Min((c + 1) * VALUES_PER_CALL, m->def.nfeatures); j++)
-			appendStringInfo(&buf, "%s%s", j > c * VALUES_PER_CALL ? ", " : "", feature_sql(m, j));
+		for (j = c * FEATURES_PER_CALL; j < Min((c + 1) * FEATURES_PER_CALL, m->def.nfeatures); j++)
+			appendStringInfo(&buf, "%s%s", j > c * FEATURES_PER_CALL ? ", " : "", feature_sql(m, j));
 		appendStringInfoString(&buf, c < calls - 1 ? "), " : ")");
 	}
 	for (c = 0; c < calls - 1; c++)
@@ -399,7 +397,10 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		 */
 		bool		finite = model_skips_nonfinite(m);
 
-		/* f: under "nulls": "skip", whether the elements are finite */
+		/*
+		 * f: under "nulls": "skip", whether the model can read the array:
+		 * finite elements and, once trained, its length
+		 */
 		appendStringInfo(&q, "SELECT key, pg_catalog.count(*),"
 						 " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0%s)",
 						 finite ? " OR NOT f" : "");
@@ -410,7 +411,11 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s)"
 						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s, %s AS f FROM %s OFFSET 0) AS r"
 						 " GROUP BY 1", finite ? " AND f" : "", finite ? " AND f" : "", key_sql,
-						 feature_sql(m, 0), finite ? psprintf("unlearn._finite(%s)", feature_sql(m, 0)) : "true",
+						 feature_sql(m, 0),
+						 !finite ? "true" : model_array_length_condition(m) == NULL ?
+						 psprintf("unlearn._finite(%s)", feature_sql(m, 0)) :
+						 psprintf("unlearn._finite(%s) AND NOT %s", feature_sql(m, 0),
+								  model_array_length_condition(m)),
 						 scan->relation);
 	}
 	else

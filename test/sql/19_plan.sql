@@ -18,6 +18,11 @@ SELECT round(((SELECT sigma FROM unlearn_plan(100, rows => 1000, dims => 10, cla
 			 (SELECT sigma FROM unlearn_plan(100, rows => 1000, dims => 10)))::numeric, 9) AS ratio_lambda_ten,
 	   (SELECT sigma FROM unlearn_plan(100, rows => 1000, dims => 10, epsilon => 2)) <
 	   (SELECT sigma FROM unlearn_plan(100, rows => 1000, dims => 10)) AS more_epsilon_less_noise;
+-- one statement of k rows is one Newton step, whose worst-case bound is
+-- gamma (n - k) k^2 / Lambda^2: the budget of 100 single-row removals from
+-- 1,000 rows covers one statement of 10 (10^2 990 <= 100 999 < 11^2 989),
+-- and, for a measured bound, k^2 times it: 7 rows for 50 removals
+SELECT basis, statement_rows FROM unlearn_plan(100, rows => 1000, dims => 10);
 -- least squares removes exactly: no noise needed
 SELECT sigma, bound_per_removal FROM unlearn_plan(1000, rows => 1000, dims => 10, loss => 'squared');
 
@@ -37,7 +42,8 @@ SELECT p.basis,
 	   p.bound_per_removal < w.bound_per_removal AS tighter_than_worst_case,
 	   round(p.accuracy_at_zero::numeric, 3) AS accuracy_at_zero,
 	   p.accuracy BETWEEN 0 AND 1 AS accuracy_measured,
-	   p.accuracy_cost = p.accuracy_at_zero - p.accuracy AS cost
+	   p.accuracy_cost = p.accuracy_at_zero - p.accuracy AS cost,
+	   p.statement_rows
 FROM unlearn_plan(50, model => 'pl') p, unlearn_plan(50, model => 'pl') w
 WHERE p.basis = 'measured' AND w.basis = 'worst case';
 -- the accuracy at sigma = 0 is that of an unperturbed fit of the same rows
