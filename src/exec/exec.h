@@ -65,7 +65,6 @@ extern bool is_numeric_scalar(Oid base);
 extern bool is_feature_scalar(Oid base);
 extern bool model_skips_nonfinite(UnlearnModel *m);
 extern bool array_has_nonfinite_element(Datum arr);
-extern char *model_array_length_condition(UnlearnModel *m);
 
 /* features per call of a row function (a function takes at most 100 arguments) */
 #define FEATURES_PER_CALL 90

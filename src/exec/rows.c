@@ -300,38 +300,6 @@ array_has_nonfinite_element(Datum arr)
 }
 
 /*
- * Whether an array is not a one-dimensional array of length dims (an empty
- * one has length 0): a row the model cannot read, outside a model that
- * skips such rows (the SQL side: model_array_length_condition)
- */
-static bool
-array_of_other_shape(Datum arr, int dims)
-{
-	ArrayType  *a = DatumGetArrayTypeP(arr);
-
-	return ARR_NDIM(a) > 1 || (ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0]) != dims;
-}
-
-/*
- * The SQL condition "the feature array is not a one-dimensional array of
- * the model's length" (array_of_other_shape; an empty array has length 0),
- * or NULL when the model does not skip such rows or its length is not
- * known yet (a first training, whose census requires one length)
- */
-char *
-model_array_length_condition(UnlearnModel *m)
-{
-	const char *col;
-
-	if (!m->def.feature_array || m->def.dims <= 0 || !model_skips_nonfinite(m))
-		return NULL;
-	col = feature_sql(m, 0);
-	return psprintf("(COALESCE(pg_catalog.array_ndims(%s), 1) <> 1"
-					" OR COALESCE(pg_catalog.array_length(%s, 1), 0) <> %d)",
-					col, col, m->def.dims);
-}
-
-/*
  * Whether "nulls": "skip" also leaves out a row with a feature that is not
  * a finite number (0.20.0 on: the SQL condition below needs
  * unlearn._finite); asked once per model.
@@ -369,8 +337,6 @@ model_null_condition(UnlearnModel *m, bool with_label)
 		if (m->def.feature_array)
 			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
 	}
-	if (model_array_length_condition(m) != NULL)
-		appendStringInfo(&buf, " OR %s", model_array_length_condition(m));
 	if (model_skips_nonfinite(m))
 	{
 		/* at most FEATURES_PER_CALL arguments per call */
@@ -594,8 +560,7 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 	for (j = 0; j < m->def.nfeatures; j++)
 		if (isnull[j + 1])
 			model_null_feature_error(m, j);
-	if (m->def.feature_array && model_skips_nonfinite(m) &&
-		(array_has_nonfinite_element(values[1]) || array_of_other_shape(values[1], m->def.dims)))
+	if (m->def.feature_array && model_skips_nonfinite(m) && array_has_nonfinite_element(values[1]))
 		return false;
 	if (m->def.feature_array)
 		extract_float_array(values[1], raw, m->def.dims, "feature array");

@@ -397,10 +397,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		 */
 		bool		finite = model_skips_nonfinite(m);
 
-		/*
-		 * f: under "nulls": "skip", whether the model can read the array:
-		 * finite elements and, once trained, its length
-		 */
+		/* f: under "nulls": "skip", whether the elements are finite */
 		appendStringInfo(&q, "SELECT key, pg_catalog.count(*),"
 						 " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0%s)",
 						 finite ? " OR NOT f" : "");
@@ -412,10 +409,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s, %s AS f FROM %s OFFSET 0) AS r"
 						 " GROUP BY 1", finite ? " AND f" : "", finite ? " AND f" : "", key_sql,
 						 feature_sql(m, 0),
-						 !finite ? "true" : model_array_length_condition(m) == NULL ?
-						 psprintf("unlearn._finite(%s)", feature_sql(m, 0)) :
-						 psprintf("unlearn._finite(%s) AND NOT %s", feature_sql(m, 0),
-								  model_array_length_condition(m)),
+						 finite ? psprintf("unlearn._finite(%s)", feature_sql(m, 0)) : "true",
 						 scan->relation);
 	}
 	else

@@ -121,15 +121,19 @@ scrub_sum(const UnlearnModel *m)
 		const double *w0 = m->state.anchor + (Size) k * p;
 		double		beta = m->state.class_spent[k];
 		double		drift = 0.0;
+		double		frobenius2 = 0.0;
 		double		factor_error;
+		Size		i;
 		int			j;
 
 		for (j = 0; j < p; j++)
 			drift += (w[j] - w0[j]) * (w[j] - w0[j]);
 		drift = sqrt(drift) * (1.0 + p * DBL_EPSILON) + beta / reg * (1.0 + 2.0 * DBL_EPSILON);
+		for (i = 0; i < packed; i++)
+			frobenius2 += lfac[i] * lfac[i];
 		factor_error = 4.0 * (p + 2) * DBL_EPSILON *
 			(double) (1 + m->released.removed + m->released.inserted) *
-			vec_dot(lfac, lfac, (int) packed) * (1.0 + packed * DBL_EPSILON);
+			frobenius2 * (1.0 + packed * DBL_EPSILON);
 		sum += (1.0 + factor_error / reg) * exp(2.0 * drift) * beta * beta;
 	}
 	return sum * (1.0 + 8.0 * (m->released.nclasses + 4) * DBL_EPSILON);

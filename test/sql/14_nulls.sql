@@ -58,12 +58,10 @@ SELECT certified FROM unlearn_verify('nl');
 -- a retrain counts the same rows in and out
 SELECT rows, skipped FROM unlearn_retrain('nl');
 SELECT nl_in_step('nl', 'nl', 'label IS NOT NULL AND pixels IS NOT NULL AND array_position(pixels, NULL) IS NULL') AS after_retrain;
--- an array of another shape is outside the model whether or not it holds
--- a null, and so cannot stop a retrain (34_nonfinite)
-SELECT skipped AS skipped_before FROM unlearn.models WHERE model = 'nl';
-INSERT INTO nl VALUES (2001, 1, '{{1,NULL},{2,3}}'), (2002, 1, '{{1,2},{2,3}}');
-SELECT skipped AS skipped_after FROM unlearn.models WHERE model = 'nl';
-DELETE FROM nl WHERE id IN (2001, 2002);
+-- an array of another shape is refused whether or not it holds a null, so
+-- that no such row can later stop a retrain
+INSERT INTO nl VALUES (2001, 1, '{{1,NULL},{2,3}}');
+INSERT INTO nl VALUES (2001, 1, '{{1,2},{2,3}}');
 
 UPDATE nl_lsq SET bmi = 30 WHERE id IN (1, 41);				-- both join
 UPDATE nl_lsq SET s3 = NULL WHERE id BETWEEN 100 AND 104;	-- five leave
