@@ -19,8 +19,12 @@ ALTER TABLE unlearn.model_state ALTER COLUMN weights SET STORAGE EXTERNAL;
 COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, the column sums of the standardize map, the rows per label of a classifier, and for fisher the secret weights w and the scale c of the published noise';
 ALTER TABLE unlearn.ledger ADD COLUMN nats float8;
 
+CREATE FUNCTION unlearn._finite_support(internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'unlearn_finite_support' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._finite_support(internal) IS 'internal: the planner support of unlearn._finite (selectivity 1)';
 CREATE FUNCTION unlearn._finite(VARIADIC "any") RETURNS boolean
-AS 'MODULE_PATHNAME', 'unlearn_finite' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'unlearn_finite' LANGUAGE C IMMUTABLE PARALLEL SAFE
+SUPPORT unlearn._finite_support;
 COMMENT ON FUNCTION unlearn._finite("any") IS 'internal: whether every feature of a row is a finite number as the model reads it (nulls aside); under nulls skip, the rows where it is false are outside the model';
 CREATE FUNCTION unlearn._written_here(xmin xid) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_written_here' LANGUAGE C STABLE STRICT PARALLEL SAFE;

@@ -215,8 +215,12 @@ COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred models (the
 ALTER TABLE unlearn.models ENABLE ROW LEVEL SECURITY;
 -- A grantee reads a deferred model through the functions only, which
 -- withhold its weights while changes are queued (deferred.c).
+CREATE FUNCTION unlearn._finite_support(internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'unlearn_finite_support' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION unlearn._finite_support(internal) IS 'internal: the planner support of unlearn._finite (selectivity 1)';
 CREATE FUNCTION unlearn._finite(VARIADIC "any") RETURNS boolean
-AS 'MODULE_PATHNAME', 'unlearn_finite' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'unlearn_finite' LANGUAGE C IMMUTABLE PARALLEL SAFE
+SUPPORT unlearn._finite_support;
 COMMENT ON FUNCTION unlearn._finite("any") IS 'internal: whether every feature of a row is a finite number as the model reads it (nulls aside); under nulls skip, the rows where it is false are outside the model';
 CREATE FUNCTION unlearn._written_here(xmin xid) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_written_here' LANGUAGE C STABLE STRICT PARALLEL SAFE;

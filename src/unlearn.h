@@ -189,6 +189,9 @@ typedef struct ModelCall
 	int			finite_check;	/* "nulls": "skip" leaves out rows with a value
 								 * that is not finite: 0 not yet asked, 1 yes,
 								 * -1 no (a catalog before 0.20.0) */
+	bool		no_nonfinite_rows;	/* a census under this call's lock found no
+									 * row with a value that is not finite: the
+									 * passes need not look for one */
 	double		release_nats;	/* fisher: the KL bound of the release this call
 								 * wrote, or -1 if it wrote none */
 } ModelCall;

@@ -36,6 +36,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "nodes/supportnodes.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -260,29 +261,61 @@ Datum
 unlearn_finite(PG_FUNCTION_ARGS)
 {
 	int			nargs = PG_NARGS();
+	Oid		   *base = fcinfo->flinfo->fn_extra;
 	int			j;
 
 	if (get_fn_expr_variadic(fcinfo->flinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("unlearn._finite takes its features as separate arguments")));
+	if (base == NULL)
+	{
+		/* the arguments' base types, once per call site (InvalidOid: an array) */
+		base = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(Oid) * Max(nargs, 1));
+		for (j = 0; j < nargs; j++)
+		{
+			Oid			t = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
+
+			base[j] = type_is_array(t) ? InvalidOid : t;
+		}
+		fcinfo->flinfo->fn_extra = base;
+	}
 	for (j = 0; j < nargs; j++)
 	{
-		Oid			base;
-
 		if (PG_ARGISNULL(j))
 			continue;
-		base = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
-		if (type_is_array(base))
+		if (!OidIsValid(base[j]))
 		{
 			if (array_has_nonfinite_element(PG_GETARG_DATUM(j)))
 				PG_RETURN_BOOL(false);
 		}
-		else if (!is_feature_scalar(base) ||
-				 !isfinite(numeric_datum_to_double(base, PG_GETARG_DATUM(j))))
+		else if (!is_feature_scalar(base[j]) ||
+				 !isfinite(numeric_datum_to_double(base[j], PG_GETARG_DATUM(j))))
 			PG_RETURN_BOOL(false);
 	}
 	PG_RETURN_BOOL(true);
+}
+
+/*
+ * The planner support of unlearn._finite: its selectivity is 1.  A row
+ * with a feature that is not finite is rare, and the default estimate of a
+ * boolean function (one row in three) would make the planner read a big
+ * table serially, or aggregate its parallel passes in the leader.
+ */
+PG_FUNCTION_INFO_V1(unlearn_finite_support);
+Datum
+unlearn_finite_support(PG_FUNCTION_ARGS)
+{
+	Node	   *request = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(request, SupportRequestSelectivity))
+	{
+		SupportRequestSelectivity *s = (SupportRequestSelectivity *) request;
+
+		s->selectivity = 1.0;
+		PG_RETURN_POINTER(s);
+	}
+	PG_RETURN_POINTER(NULL);
 }
 
 /* the label's type at this call site and the losses it serves, in fn_extra */

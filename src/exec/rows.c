@@ -291,6 +291,9 @@ array_has_nonfinite_element(Datum arr)
 
 	if (ARR_NDIM(a) != 1 || !is_numeric_scalar(elem))
 		return false;
+	/* the common case, as extract_float_array reads it: the doubles in place */
+	if (elem == FLOAT8OID && !ARR_HASNULL(a))
+		return !feature_values_finite((const double *) ARR_DATA_PTR(a), ARR_DIMS(a)[0]);
 	get_typlenbyvalalign(elem, &len, &byval, &align);
 	deconstruct_array(a, elem, len, byval, align, &elems, &nulls, &n);
 	for (i = 0; i < n; i++)
@@ -337,7 +340,7 @@ model_null_condition(UnlearnModel *m, bool with_label)
 		if (m->def.feature_array)
 			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
 	}
-	if (model_skips_nonfinite(m))
+	if (model_skips_nonfinite(m) && !m->call.no_nonfinite_rows)
 	{
 		/* at most FEATURES_PER_CALL arguments per call */
 		appendStringInfoString(&buf, " OR NOT (");

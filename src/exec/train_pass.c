@@ -127,6 +127,21 @@ raw_features_sql(UnlearnModel *m)
 	return buf.data;
 }
 
+/* the WHERE clause of a pass: the rows in the model (rows.c) */
+static char *
+scan_filter(UnlearnModel *m)
+{
+	StringInfoData filter;
+
+	initStringInfo(&filter);
+	if (m->def.skip_nulls || m->def.classes_declared || m->def.loss == LOSS_SQUARED)
+	{
+		appendStringInfoString(&filter, " WHERE ");
+		append_model_row_condition(m, &filter, PARAM_DECLARED);
+	}
+	return filter.data;
+}
+
 /*
  * Start the passes of one training or re-anchoring of m (command names it
  * in unlearn.progress, unless an outer command reports already): enter
@@ -135,21 +150,13 @@ raw_features_sql(UnlearnModel *m)
 static void
 scan_begin(TrainingScan *scan, UnlearnModel *m, bool verbose, const char *command)
 {
-	StringInfoData filter;
-
 	memset(scan, 0, sizeof(*scan));
 	scan->m = m;
 	scan->verbose = verbose;
 	scan->relation = relation_qualified_name(m->def.source);
 	scan->raw_sql = raw_features_sql(m);
 
-	initStringInfo(&filter);
-	if (m->def.skip_nulls || m->def.classes_declared || m->def.loss == LOSS_SQUARED)
-	{
-		appendStringInfoString(&filter, " WHERE ");
-		append_model_row_condition(m, &filter, PARAM_DECLARED);
-	}
-	scan->filter = filter.data;
+	scan->filter = scan_filter(m);
 	scan->reports = progress_begin(command, m->def.name, m->def.owner, m->def.source);
 
 	CommandCounterIncrement();
@@ -368,7 +375,8 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	StringInfoData q;
 	int64		total = 0,
 				kept = 0,
-				skipped = 0;
+				skipped = 0,
+				nonfinite = 0;
 	int			min_width = -1,
 				max_width = -1;
 	bool		null_labels = false,
@@ -405,7 +413,8 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			appendStringInfoString(&q, ", pg_catalog.count(*) FILTER (WHERE s IS NULL),"
 								   " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.<) 0)");
 		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s),"
-						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s)"
+						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s),"
+						 " pg_catalog.count(*) FILTER (WHERE NOT f)"
 						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s, %s AS f FROM %s OFFSET 0) AS r"
 						 " GROUP BY 1", finite ? " AND f" : "", finite ? " AND f" : "", key_sql,
 						 feature_sql(m, 0),
@@ -424,6 +433,16 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
 							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
 							 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
+		/* the rows with a value that is not finite (and no null) */
+		if (model_skips_nonfinite(m))
+		{
+			m->call.no_nonfinite_rows = true;
+			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE (%s) IS DISTINCT FROM (%s))",
+							 any_null, model_null_condition(m, false));
+			m->call.no_nonfinite_rows = false;
+		}
+		else
+			appendStringInfoString(&q, ", 0::pg_catalog.int8");
 		appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
 	}
 	run_pass(scan, "census", 1, q.data, 0, NULL, NULL, NULL);
@@ -441,6 +460,8 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		char	   *text = NULL;
 		double		value = NAN;
 
+		/* the last column: rows with a value that is not finite */
+		nonfinite += DatumGetInt64(SPI_getbinval(tup, desc, desc->natts, &isnull));
 		col = 4;
 		total += count;
 		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++, col++)
@@ -498,6 +519,15 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	}
 	SPI_freetuptable(SPI_tuptable);
 	progress_pass_done(kept);
+	/*
+	 * no row of the model has a value that is not finite, and none can come
+	 * while the training holds its lock: the passes need not test each row
+	 */
+	if (model_skips_nonfinite(m) && nonfinite == 0)
+	{
+		m->call.no_nonfinite_rows = true;
+		scan->filter = scan_filter(m);
+	}
 
 	/* under "nulls": "error", the label first, then the columns in order */
 	if (!m->def.skip_nulls && null_labels)
