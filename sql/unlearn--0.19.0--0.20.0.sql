@@ -74,7 +74,10 @@ SELECT m.model, m.source, m.loss,
 		   WHEN m.noise = 'laplace' THEN
 			   pg_catalog.format('%s-certified removal (pure, delta = 0)', m.epsilon)
 		   ELSE pg_catalog.format('(%s, %s)-certified removal', m.epsilon, m.delta)
-	   END AS guarantee
+	   END AS guarantee,
+	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism IN ('newton', 'fisher') AND m.loss <> 'squared' THEN
+		   floor(sqrt(least(greatest(m.budget - m.spent, 0) / nullif(u.bound / u.changed, 0), 1e15)))::bigint
+	   END AS largest_statement
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT pg_catalog.count(*)::integer AS cohorts,
@@ -99,6 +102,7 @@ GRANT SELECT ON unlearn.status TO PUBLIC;
 COMMENT ON COLUMN unlearn.status.noise IS 'the distribution of the objective noise b: gaussian ((epsilon, delta)) or laplace (pure epsilon)';
 COMMENT ON COLUMN unlearn.status.nats IS 'fisher: the KL bounds of every release after a change, summed over the model''s life (unlearn.ledger.nats has each); NULL for other mechanisms';
 COMMENT ON COLUMN unlearn.status.guarantee IS 'what the model certifies about a row it forgot, in words: (epsilon, delta)- or pure epsilon-certified removal, (epsilon, delta)-unlearning over every release (noisy_gd), nats per release (fisher), an exact refit (least squares), or none';
+COMMENT ON COLUMN unlearn.status.largest_statement IS 'about how many rows one statement may change before the next re-anchoring or retrain: a statement is one Newton step, whose bound grows up to k^2 times one row''s for k rows, so the square root of deletions_left; NULL where deletions_left is';
 
 DROP FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text);
 DROP FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text);
@@ -160,3 +164,4 @@ COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal 
 
 ALTER TYPE unlearn.plan ADD ATTRIBUTE statement_rows bigint;
 COMMENT ON COLUMN unlearn.plan.statement_rows IS 'the most rows one statement may remove within that budget: a statement is one Newton step, whose bound grows up to k^2 times one row''s for k rows (Guo et al., Theorem 4)';
+COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover, one row per statement, before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';

@@ -298,7 +298,10 @@ SELECT m.model, m.source, m.loss,
 		   WHEN m.noise = 'laplace' THEN
 			   pg_catalog.format('%s-certified removal (pure, delta = 0)', m.epsilon)
 		   ELSE pg_catalog.format('(%s, %s)-certified removal', m.epsilon, m.delta)
-	   END AS guarantee
+	   END AS guarantee,
+	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism IN ('newton', 'fisher') AND m.loss <> 'squared' THEN
+		   floor(sqrt(least(greatest(m.budget - m.spent, 0) / nullif(u.bound / u.changed, 0), 1e15)))::bigint
+	   END AS largest_statement
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT pg_catalog.count(*)::integer AS cohorts,
@@ -324,10 +327,11 @@ COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a
 COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred model and not yet applied (unlearn_apply_pending); while there are any, the model withholds its weights';
 COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row; NULL for a role that does not own the model';
 COMMENT ON COLUMN unlearn.status.cohort_bytes IS 'bytes of the statistics the model keeps for its cohorts (bounded by unlearn.cohort_memory)';
-COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
+COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover, one row per statement, before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
 COMMENT ON COLUMN unlearn.status.noise IS 'the distribution of the objective noise b: gaussian ((epsilon, delta)) or laplace (pure epsilon)';
 COMMENT ON COLUMN unlearn.status.nats IS 'fisher: the KL bounds of every release after a change, summed over the model''s life (unlearn.ledger.nats has each); NULL for other mechanisms';
 COMMENT ON COLUMN unlearn.status.guarantee IS 'what the model certifies about a row it forgot, in words: (epsilon, delta)- or pure epsilon-certified removal, (epsilon, delta)-unlearning over every release (noisy_gd), nats per release (fisher), an exact refit (least squares), or none';
+COMMENT ON COLUMN unlearn.status.largest_statement IS 'about how many rows one statement may change before the next re-anchoring or retrain: a statement is one Newton step, whose bound grows up to k^2 times one row''s for k rows, so the square root of deletions_left; NULL where deletions_left is';
 
 -- Progress of the training and re-anchoring running now, one row per
 -- backend (src/progress.c), as pg_stat_progress_vacuum shows VACUUM.

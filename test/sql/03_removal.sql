@@ -140,6 +140,19 @@ SELECT retrains, spent >= 0.9 * budget AND spent <= budget AS in_last_tenth FROM
 SELECT unlearn_drop('warn');
 DROP TABLE rmb;
 
+-- largest_statement is the square root of deletions_left: one statement of
+-- k rows costs up to k^2 single-row bounds
+CREATE TABLE rms AS SELECT id, label = 1 AS is_one, pixels FROM digits WHERE label IN (1, 7);
+SELECT model FROM unlearn_train('rms', 'rms', 'is_one', '{pixels}', sigma => 10);
+DELETE FROM rms WHERE id IN (SELECT id FROM rms ORDER BY id LIMIT 3);
+SELECT largest_statement = floor(sqrt(least(greatest(budget - spent, 0) /
+		   (SELECT sum(bound) / sum(rows_removed + rows_added) FROM unlearn.ledger
+			WHERE model = 'rms' AND operation <> 'train'), 1e15)))::bigint AS square_root,
+	   largest_statement > 0 AND largest_statement ^ 2 <= deletions_left + 1 AS below_deletions_left
+FROM unlearn.status WHERE model = 'rms';
+SELECT unlearn_drop('rms');
+DROP TABLE rms;
+
 -- least squares: removal is exact and spends nothing
 CREATE TABLE diab2 AS SELECT * FROM diabetes;
 SELECT model FROM unlearn_train('diab2', 'diab2', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
@@ -149,7 +162,7 @@ DELETE FROM diab2 WHERE id % 7 = 0;
 SELECT spent >= :lsq_spent AS accounts_rounding, spent < :lsq_spent + 1e-6 AS spends_only_rounding,
 	   retrains, removed FROM unlearn.models WHERE model = 'diab2';
 -- nothing to count down: unlearn.status shows no deletions left
-SELECT deletions_left FROM unlearn.status WHERE model = 'diab2';
+SELECT deletions_left, largest_statement FROM unlearn.status WHERE model = 'diab2';
 
 -- DROP TABLE drops its models; a dropped model leaves the table free
 DROP TABLE diab2;
