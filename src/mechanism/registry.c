@@ -128,7 +128,7 @@ draw_objective_noise(UnlearnModel *m)
 /*
  * Fill m->released.published with the weights to store for the current w:
  * w itself, or for a mechanism with a release, w + z with fresh noise
- * when w or beta moved since the state was loaded (a rebuild of the
+ * when w or the rows moved since the state was loaded (a rebuild of the
  * matrices publishes nothing new).  m->call.release_nats is the KL bound
  * of a new release (0 after a training, which reads only the rows it
  * keeps), or -1.
