@@ -68,29 +68,32 @@ fisher_budget(double reg, double nats)
 	return FISHER_MARGIN_NOISE * reg * sqrt(2.0 * nats);
 }
 
+/* ||w_k - w0_k||, rounded up */
+static double
+class_drift(const UnlearnModel *m, int k)
+{
+	int			p = m->def.p;
+	const double *w = m->released.coef + (Size) k * p;
+	const double *w0 = m->state.anchor + (Size) k * p;
+	double		s = 0.0;
+	int			j;
+
+	for (j = 0; j < p; j++)
+		s += (w[j] - w0[j]) * (w[j] - w0[j]);
+	return sqrt(s) * (1.0 + p * DBL_EPSILON);
+}
+
 /* the largest ||w_k - w0_k||, or 0 without the state */
 static double
 largest_drift(const UnlearnModel *m)
 {
-	int			p = m->def.p;
 	double		largest = 0.0;
 	int			k;
 
 	if (m->state.anchor == NULL)
 		return 0.0;
 	for (k = 0; k < m->released.nclasses; k++)
-	{
-		double		s = 0.0;
-		int			j;
-
-		for (j = 0; j < p; j++)
-		{
-			double		d = m->released.coef[(Size) k * p + j] - m->state.anchor[(Size) k * p + j];
-
-			s += d * d;
-		}
-		largest = Max(largest, sqrt(s) * (1.0 + p * DBL_EPSILON));
-	}
+		largest = Max(largest, class_drift(m, k));
 	return largest;
 }
 
@@ -117,18 +120,11 @@ scrub_sum(const UnlearnModel *m)
 	for (k = 0; k < m->released.nclasses; k++)
 	{
 		const double *lfac = m->state.factor + packed * k;
-		const double *w = m->released.coef + (Size) k * p;
-		const double *w0 = m->state.anchor + (Size) k * p;
 		double		beta = m->state.class_spent[k];
-		double		drift = 0.0;
+		double		drift = class_drift(m, k) + beta / reg * (1.0 + 2.0 * DBL_EPSILON);
 		double		frobenius2 = 0.0;
 		double		factor_error;
 		Size		i;
-		int			j;
-
-		for (j = 0; j < p; j++)
-			drift += (w[j] - w0[j]) * (w[j] - w0[j]);
-		drift = sqrt(drift) * (1.0 + p * DBL_EPSILON) + beta / reg * (1.0 + 2.0 * DBL_EPSILON);
 		for (i = 0; i < packed; i++)
 			frobenius2 += lfac[i] * lfac[i];
 		factor_error = 4.0 * (p + 2) * DBL_EPSILON *
