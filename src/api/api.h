@@ -37,5 +37,6 @@ extern UnlearnModel *model_on_relation(PredictModel *pm, FunctionCallInfo fcinfo
 extern double exact_residual(UnlearnModel *m, const DesignMatrix *dm, double *u_out);
 extern double model_accuracy(UnlearnModel *m, const DesignMatrix *dm, const double *w);
 extern UnlearnModel *load_owned_model(text *name, Oid caller);
+extern void load_release_state(UnlearnModel *m);
 
 #endif							/* UNLEARN_API_H */

@@ -222,12 +222,8 @@ load_released(const char *name)
 	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
 	/* fisher: the scale of its releases' noise, which the attackers know */
-	if (m->def.mechanism == MECHANISM_FISHER && m->def.loss == LOSS_LOGISTIC &&
-		m->released.status == MODEL_READY)
-	{
-		catalog_load_state(m, false);
-		m->released.coef = m->released.published;
-	}
+	if (m->def.mechanism == MECHANISM_FISHER && m->released.status == MODEL_READY)
+		load_release_state(m);
 	leave_extension_context(&ctx);
 	return m;
 }

@@ -126,12 +126,23 @@ load_owned_model(text *name, Oid caller)
 				 m->released.status == MODEL_SUSPENDED ?
 				 errhint("unlearn_retrain('%s') brings it back, once what suspended it (see the ledger and the last WARNING) is mended.", m->def.name) :
 				 errhint("unlearn_retrain('%s') brings it back once its table has enough rows.", m->def.name)));
-	if (m->def.mechanism != MECHANISM_NOISY_GD)
-		catalog_load_state(m, false);
-	/* what the api reads is what the model publishes; fisher's w stays in the state */
+	load_release_state(m);
+	return m;
+}
+
+/*
+ * The removal state of a ready model, for a function of this layer: coef
+ * stays what the model publishes, and a fisher model's secret w stays in
+ * the state (catalog_load_state puts it in coef, for the mechanisms).
+ */
+void
+load_release_state(UnlearnModel *m)
+{
+	if (!MODEL_KEEPS_STATE(m))
+		return;
+	catalog_load_state(m, false);
 	if (m->state.weights != NULL)
 		m->released.coef = m->released.published;
-	return m;
 }
 
 Datum
