@@ -64,6 +64,8 @@ extern void feature_evaluator_free(FeatureEvaluator *fe);
 extern bool is_numeric_scalar(Oid base);
 extern bool is_feature_scalar(Oid base);
 extern bool model_skips_nonfinite(UnlearnModel *m);
+extern char *model_finite_condition(UnlearnModel *m);
+extern char *model_missing_condition(UnlearnModel *m, bool with_label);
 extern bool array_has_nonfinite_element(Datum arr);
 
 /* features per call of a row function (a function takes at most 100 arguments) */

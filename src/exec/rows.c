@@ -318,13 +318,47 @@ model_skips_nonfinite(UnlearnModel *m)
 }
 
 /*
+ * The SQL condition "every feature of the row is a finite number" as
+ * decode_model_row reads it (unlearn._finite, at most FEATURES_PER_CALL
+ * arguments per call), or NULL when the model does not leave such rows
+ * out
+ */
+char *
+model_finite_condition(UnlearnModel *m)
+{
+	StringInfoData buf;
+	int			j;
+
+	if (!model_skips_nonfinite(m))
+		return NULL;
+	initStringInfo(&buf);
+	for (j = 0; j < m->def.nfeatures; j++)
+		appendStringInfo(&buf, "%s%s", j == 0 ? "unlearn._finite(" :
+						 j % FEATURES_PER_CALL == 0 ? ") AND unlearn._finite(" : ", ",
+						 feature_sql(m, j));
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+/*
  * The SQL condition "a model column of the row is null" (the label,
  * with_label), or under "nulls": "skip" a feature is not a finite number
- * (unlearn._finite decodes the features as decode_model_row does): the
- * rows "nulls": "skip" leaves out
+ * (model_finite_condition; not once a census under this call's lock found
+ * none): the rows "nulls": "skip" leaves out
  */
 char *
 model_null_condition(UnlearnModel *m, bool with_label)
+{
+	char	   *missing = model_missing_condition(m, with_label);
+
+	if (m->call.no_nonfinite_rows || model_finite_condition(m) == NULL)
+		return missing;
+	return psprintf("%s OR NOT (%s)", missing, model_finite_condition(m));
+}
+
+/* the SQL condition "a model column of the row is null" (the label, with_label) */
+char *
+model_missing_condition(UnlearnModel *m, bool with_label)
 {
 	StringInfoData buf;
 	int			j;
@@ -339,16 +373,6 @@ model_null_condition(UnlearnModel *m, bool with_label)
 		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
 		if (m->def.feature_array)
 			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
-	}
-	if (model_skips_nonfinite(m) && !m->call.no_nonfinite_rows)
-	{
-		/* at most FEATURES_PER_CALL arguments per call */
-		appendStringInfoString(&buf, " OR NOT (");
-		for (j = 0; j < m->def.nfeatures; j++)
-			appendStringInfo(&buf, "%s%s", j == 0 ? "unlearn._finite(" :
-							 j % FEATURES_PER_CALL == 0 ? ") AND unlearn._finite(" : ", ",
-							 feature_sql(m, j));
-		appendStringInfoString(&buf, "))");
 	}
 	return buf.data;
 }

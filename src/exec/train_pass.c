@@ -371,6 +371,8 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		label_base == BPCHAROID;
 	const char *label = quote_identifier(m->def.label);
 	char	   *any_null = model_null_condition(m, false);
+	char	   *missing = model_missing_condition(m, false);
+	char	   *finite = model_finite_condition(m);
 	const char *key_sql = label;
 	StringInfoData q;
 	int64		total = 0,
@@ -403,28 +405,23 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		 * widths are those of the rows with neither, empty arrays (0) left
 		 * out as array_length leaves them out
 		 */
-		bool		finite = model_skips_nonfinite(m);
-
 		/* f: under "nulls": "skip", whether the elements are finite */
-		appendStringInfo(&q, "SELECT key, pg_catalog.count(*),"
-						 " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0%s)",
-						 finite ? " OR NOT f" : "");
+		appendStringInfoString(&q, "SELECT key, pg_catalog.count(*),"
+							   " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0)");
 		if (!m->def.skip_nulls)
 			appendStringInfoString(&q, ", pg_catalog.count(*) FILTER (WHERE s IS NULL),"
 								   " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.<) 0)");
-		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s),"
-						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0%s),"
-						 " pg_catalog.count(*) FILTER (WHERE NOT f)"
+		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0 AND f),"
+						 " pg_catalog.max(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0 AND f),"
+						 " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.>=) 0 AND NOT f)"
 						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s, %s AS f FROM %s OFFSET 0) AS r"
-						 " GROUP BY 1", finite ? " AND f" : "", finite ? " AND f" : "", key_sql,
-						 feature_sql(m, 0),
-						 finite ? psprintf("unlearn._finite(%s)", feature_sql(m, 0)) : "true",
+						 " GROUP BY 1", key_sql, feature_sql(m, 0), finite ? finite : "true",
 						 scan->relation);
 	}
 	else
 	{
 		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", key_sql);
-		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", any_null);
+		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", missing);
 		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
 		if (m->def.feature_array && !m->def.skip_nulls)
@@ -433,14 +430,9 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
 							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
 							 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
-		/* the rows with a value that is not finite (and no null) */
-		if (model_skips_nonfinite(m))
-		{
-			m->call.no_nonfinite_rows = true;
-			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE (%s) IS DISTINCT FROM (%s))",
-							 any_null, model_null_condition(m, false));
-			m->call.no_nonfinite_rows = false;
-		}
+		if (finite != NULL)
+			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE NOT (%s) AND NOT (%s))",
+							 missing, finite);
 		else
 			appendStringInfoString(&q, ", 0::pg_catalog.int8");
 		appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
@@ -455,13 +447,14 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 					isnull;
 		Datum		key = SPI_getbinval(tup, desc, 1, &key_null);
 		int64		count = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-		int64		with_null = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		/* the last column: rows with no null but a value that is not finite */
+		int64		not_finite = DatumGetInt64(SPI_getbinval(tup, desc, desc->natts, &isnull));
+		int64		with_null = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull)) + not_finite;
 		bool		no_label = logistic ? key_null : DatumGetInt32(key) == 1;
 		char	   *text = NULL;
 		double		value = NAN;
 
-		/* the last column: rows with a value that is not finite */
-		nonfinite += DatumGetInt64(SPI_getbinval(tup, desc, desc->natts, &isnull));
+		nonfinite += not_finite;
 		col = 4;
 		total += count;
 		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++, col++)
