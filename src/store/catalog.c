@@ -1395,6 +1395,7 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 	BOOLOID, FLOAT8OID};
 	Datum		v[10];
 	char		nulls[11] = "          ";
+	int			level;
 	int			ret;
 
 	v[0] = CStringGetTextDatum(m->def.name);
@@ -1416,11 +1417,11 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 		nulls[9] = 'n';
 	else
 		m->call.release_nats = -1.0;
+	level = catalog_level();
 	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
 										 "rows_added, bound, spent, retrained, reanchored%s) "
 										 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9%s)",
-										 catalog_level() >= 14 ? ", nats" : "",
-										 catalog_level() >= 14 ? ", $10" : ""),
+										 level >= 14 ? ", nats" : "", level >= 14 ? ", $10" : ""),
 								10, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write ledger: %d", ret);
