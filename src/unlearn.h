@@ -313,6 +313,13 @@ packed_column(int p, int j)
 /* newton and fisher keep the removal state of the Newton step; noisy_gd none */
 #define MODEL_KEEPS_STATE(m) ((m)->def.mechanism != MECHANISM_NOISY_GD)
 
+/*
+ * a fisher classifier keeps its w secret (state.weights) and publishes
+ * w + z; fisher least squares publishes its refit
+ */
+#define MODEL_HIDES_WEIGHTS(m) \
+	((m)->def.mechanism == MECHANISM_FISHER && (m)->def.loss == LOSS_LOGISTIC)
+
 /* only the guo bound needs K' (and so keeps it, down-dated like H) */
 #define MODEL_HAS_GRAM(m) ((m)->def.bound == BOUND_GUO)
 

@@ -222,7 +222,7 @@ load_released(const char *name)
 	enter_extension_context(&ctx);
 	m = catalog_load_model(name, false, false, false);
 	/* fisher: the scale of its releases' noise, which the attackers know */
-	if (m->def.mechanism == MECHANISM_FISHER && m->released.status == MODEL_READY)
+	if (MODEL_HIDES_WEIGHTS(m) && m->released.status == MODEL_READY)
 		load_release_state(m);
 	leave_extension_context(&ctx);
 	return m;

@@ -431,7 +431,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	 */
 	m->state.weights = NULL;
 	m->state.release_scale = 0.0;
-	if (m->def.mechanism == MECHANISM_FISHER && m->def.loss == LOSS_LOGISTIC)
+	if (MODEL_HIDES_WEIGHTS(m))
 	{
 		Size		n = (Size) m->released.nclasses * m->def.p;
 
@@ -1202,7 +1202,7 @@ write_state(UnlearnModel *m, bool full)
 	Datum		v[11];
 	char		nulls[12] = "           ";
 	const char *sums;
-	bool		fisher = m->def.mechanism == MECHANISM_FISHER && m->def.loss == LOSS_LOGISTIC;
+	bool		fisher = MODEL_HIDES_WEIGHTS(m);
 	int			level = catalog_level();
 	int			ret;
 
