@@ -119,8 +119,13 @@ typedef struct RowValuesTypes
 	Oid			base[FLEXIBLE_ARRAY_MEMBER];	/* each argument's base type */
 } RowValuesTypes;
 
+/*
+ * The base types of a row function's feature arguments (fn, for its
+ * error), once per call site; with check_scalars, features that are not
+ * one array must each be of a type a feature may have.
+ */
 static RowValuesTypes *
-row_values_types(FunctionCallInfo fcinfo)
+row_values_types(FunctionCallInfo fcinfo, const char *fn, bool check_scalars)
 {
 	RowValuesTypes *t = fcinfo->flinfo->fn_extra;
 	int			nargs = PG_NARGS();
@@ -131,13 +136,13 @@ row_values_types(FunctionCallInfo fcinfo)
 	if (get_fn_expr_variadic(fcinfo->flinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("unlearn._row_values takes its features as separate arguments")));
+				 errmsg("%s takes its features as separate arguments", fn)));
 	t = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
 						   offsetof(RowValuesTypes, base) + sizeof(Oid) * Max(nargs, 1));
 	for (j = 0; j < nargs; j++)
 		t->base[j] = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
 	t->array = nargs == 1 && type_is_array(t->base[0]);
-	if (!t->array)
+	if (!t->array && check_scalars)
 		for (j = 0; j < nargs; j++)
 			if (!is_feature_scalar(t->base[j]))
 				ereport(ERROR,
@@ -151,7 +156,7 @@ PG_FUNCTION_INFO_V1(unlearn_row_values);
 Datum
 unlearn_row_values(PG_FUNCTION_ARGS)
 {
-	RowValuesTypes *types = row_values_types(fcinfo);
+	RowValuesTypes *types = row_values_types(fcinfo, "unlearn._row_values", true);
 	int			nargs = PG_NARGS();
 	double	   *raw;
 	int			n;
@@ -260,37 +265,21 @@ PG_FUNCTION_INFO_V1(unlearn_finite);
 Datum
 unlearn_finite(PG_FUNCTION_ARGS)
 {
+	RowValuesTypes *types = row_values_types(fcinfo, "unlearn._finite", false);
 	int			nargs = PG_NARGS();
-	Oid		   *base = fcinfo->flinfo->fn_extra;
 	int			j;
 
-	if (get_fn_expr_variadic(fcinfo->flinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("unlearn._finite takes its features as separate arguments")));
-	if (base == NULL)
-	{
-		/* the arguments' base types, once per call site (InvalidOid: an array) */
-		base = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(Oid) * Max(nargs, 1));
-		for (j = 0; j < nargs; j++)
-		{
-			Oid			t = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, j));
-
-			base[j] = type_is_array(t) ? InvalidOid : t;
-		}
-		fcinfo->flinfo->fn_extra = base;
-	}
 	for (j = 0; j < nargs; j++)
 	{
 		if (PG_ARGISNULL(j))
 			continue;
-		if (!OidIsValid(base[j]))
+		if (types->array)
 		{
 			if (array_has_nonfinite_element(PG_GETARG_DATUM(j)))
 				PG_RETURN_BOOL(false);
 		}
-		else if (!is_feature_scalar(base[j]) ||
-				 !isfinite(numeric_datum_to_double(base[j], PG_GETARG_DATUM(j))))
+		else if (!is_feature_scalar(types->base[j]) ||
+				 !isfinite(numeric_datum_to_double(types->base[j], PG_GETARG_DATUM(j))))
 			PG_RETURN_BOOL(false);
 	}
 	PG_RETURN_BOOL(true);
