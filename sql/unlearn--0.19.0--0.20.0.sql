@@ -14,6 +14,10 @@ ALTER TABLE unlearn.models
 	ADD COLUMN noise text NOT NULL DEFAULT 'gaussian' CHECK (noise IN ('gaussian', 'laplace')),
 	ADD COLUMN nats float8 CHECK (nats > 0 AND nats <= 1000),
 	ADD COLUMN nats_spent float8 NOT NULL DEFAULT 0 CHECK (nats_spent >= 0);
+ALTER TABLE unlearn.models
+	DROP CONSTRAINT models_nulls_check,
+	ADD CONSTRAINT models_nulls_check CHECK (nulls IN ('error', 'skip', 'impute'));
+COMMENT ON COLUMN unlearn.models.nulls IS 'error: a null in a model column is an error; skip: a row with a null in a model column is outside the model; impute: a missing feature value (null, or not a finite number) is the column''s centre, and a row with a null label is outside the model';
 ALTER TABLE unlearn.model_state ADD COLUMN weights bytea, ADD COLUMN release_scale float8;
 ALTER TABLE unlearn.model_state ALTER COLUMN weights SET STORAGE EXTERNAL;
 COMMENT ON TABLE unlearn.model_state IS 'owner-only removal state: noise b, anchor w0, lambda_max bound, spent budget and Hessian weight sum C per class, the column sums of the standardize map, the rows per label of a classifier, and for fisher the secret weights w and the scale c of the published noise';
@@ -26,6 +30,11 @@ CREATE FUNCTION unlearn._finite(VARIADIC "any") RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_finite' LANGUAGE C IMMUTABLE PARALLEL SAFE
 SUPPORT unlearn._finite_support;
 COMMENT ON FUNCTION unlearn._finite("any") IS 'internal: whether every feature of a row is a finite number as the model reads it (nulls aside); under nulls skip, the rows where it is false are outside the model';
+CREATE FUNCTION unlearn._row_raw(model text, raw float8[]) RETURNS float8[]
+AS 'MODULE_PATHNAME', 'unlearn_row_raw' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION unlearn._row_raw(text, float8[]) IS 'internal to training passes: raw features with each value that is not finite marked missing (NaN), for the moments pass of a model that imputes';
+COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[], a null value or element as NaN (missing)';
+COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite, or under a map that imputes with missing values marked, and mapped by a model''s row map (NULL: unmapped)';
 CREATE FUNCTION unlearn._written_here(xmin xid) RETURNS boolean
 AS 'MODULE_PATHNAME', 'unlearn_written_here' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION unlearn._written_here(xid) IS 'internal: whether a row version with that xmin was written by the current transaction (the policy model_readers hides an uncommitted fisher or noisy_gd release from grantees)';

@@ -56,7 +56,7 @@ CREATE TABLE unlearn.models (
 	preprocess	text NOT NULL DEFAULT 'none' CHECK (preprocess IN ('standardize', 'declared', 'none')),
 	centre		float8[],
 	spread		float8[],
-	nulls		text NOT NULL DEFAULT 'skip' CHECK (nulls IN ('error', 'skip')),
+	nulls		text NOT NULL DEFAULT 'skip' CHECK (nulls IN ('error', 'skip', 'impute')),
 	skipped		bigint NOT NULL DEFAULT 0,
 	expressions	boolean[],
 	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
@@ -87,7 +87,7 @@ COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array
 COMMENT ON COLUMN unlearn.models.features IS 'per feature: a column name, or the canonical text of an expression over the row (see expressions)';
 COMMENT ON COLUMN unlearn.models.expressions IS 'per feature: true when it is an expression over the row (built-in immutable functions and operators only), false for a column; NULL: every feature is a column';
 COMMENT ON COLUMN unlearn.models.rows IS 'rows the model reflects now';
-COMMENT ON COLUMN unlearn.models.nulls IS 'error: a null in a model column is an error; skip: a row with a null in a model column is outside the model';
+COMMENT ON COLUMN unlearn.models.nulls IS 'error: a null in a model column is an error; skip: a row with a null in a model column is outside the model; impute: a missing feature value (null, or not a finite number) is the column''s centre, and a row with a null label is outside the model';
 COMMENT ON COLUMN unlearn.models.skipped IS 'rows of the table outside the model because of a null (nulls = skip)';
 COMMENT ON COLUMN unlearn.models.reg IS 'Lambda = lambda * trained_rows, frozen at (re)training';
 COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual budget of the analytic Gaussian mechanism';
@@ -815,6 +815,8 @@ CREATE FUNCTION unlearn._row_values(VARIADIC "any") RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_row_values' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION unlearn._row_x(model text, map float8[], raw float8[]) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_row_x' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
+CREATE FUNCTION unlearn._row_raw(model text, raw float8[]) RETURNS float8[]
+AS 'MODULE_PATHNAME', 'unlearn_row_raw' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
 CREATE FUNCTION unlearn._row_target(model text, label "any", positive text) RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_row_target' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION unlearn._moments_add(bytea, float8[], int4) RETURNS bytea
@@ -876,8 +878,9 @@ COMMENT ON FUNCTION unlearn._stats_gradient_add(unlearn.stats, float8[], float8,
 COMMENT ON FUNCTION unlearn._stats_hessian_add(unlearn.stats, float8[], float8, float8[], text) IS 'internal: transition function of the gradient and Hessian aggregates';
 COMMENT ON FUNCTION unlearn._stats_gram_add(unlearn.stats, float8[]) IS 'internal: transition function of the Gram aggregates';
 COMMENT ON FUNCTION unlearn._stats_combine(unlearn.stats, unlearn.stats) IS 'internal: combine function of the statistics aggregates (parallel partial states)';
-COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[]';
-COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite and mapped by a model''s row map (NULL: unmapped)';
+COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[], a null value or element as NaN (missing)';
+COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite, or under a map that imputes with missing values marked, and mapped by a model''s row map (NULL: unmapped)';
+COMMENT ON FUNCTION unlearn._row_raw(text, float8[]) IS 'internal to training passes: raw features with each value that is not finite marked missing (NaN), for the moments pass of a model that imputes';
 COMMENT ON FUNCTION unlearn._row_target(text, "any", text) IS 'internal to training passes: +1 if the label is positive, else -1; positive NULL: the label''s value (squared loss)';
 COMMENT ON FUNCTION unlearn._moments_add(bytea, float8[], integer) IS 'internal: transition function of unlearn._column_moments';
 COMMENT ON FUNCTION unlearn._moments_combine(bytea, bytea) IS 'internal: combine function of unlearn._column_moments';

@@ -99,6 +99,20 @@ typedef enum UnlearnPreprocess
 	PREPROCESS_NONE				/* the identity */
 } UnlearnPreprocess;
 
+/*
+ * What a null in a model column does.  Under NULLS_IMPUTE a missing
+ * feature value (a null, a null element, or a value that is not a finite
+ * number) is NaN in a row's raw values, and the row map sends it to the
+ * column's centre (column_map.c); NaN means nothing else there.
+ */
+typedef enum UnlearnNulls
+{
+	NULLS_ERROR,				/* a null is an error */
+	NULLS_SKIP,					/* a row with a null is outside the model */
+	NULLS_IMPUTE				/* a missing feature is the column's centre; a
+								 * row with a null label is outside */
+} UnlearnNulls;
+
 typedef enum ModelStatus
 {
 	MODEL_READY,
@@ -228,7 +242,7 @@ typedef struct ModelDefinition
 	int			spread_steps;	/* steps of the spread grid per power of two */
 	bool		classes_declared;	/* classes fixed at training, not the rows' */
 	UnlearnPreprocess preprocess;	/* where centre and spread come from */
-	bool		skip_nulls;		/* "nulls": "skip" (else a null is an error) */
+	UnlearnNulls nulls;
 	double		lambda;
 	double		sigma;			/* the scale of b: its standard deviation per
 								 * coordinate (gaussian), or of ||b|| (laplace) */

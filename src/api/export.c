@@ -96,8 +96,8 @@ unlearn_export(PG_FUNCTION_ARGS)
 		appendStringInfoString(&buf, "null");
 	appendStringInfoString(&buf, ", \"clamp\": ");
 	append_number(&buf, ROW_MAP_CLAMP);
-	appendStringInfo(&buf, ", \"intercept\": %s, \"intercept_scaling\": ",
-					 pm->map.intercept ? "true" : "false");
+	appendStringInfo(&buf, ", \"impute\": %s, \"intercept\": %s, \"intercept_scaling\": ",
+					 pm->map.impute ? "true" : "false", pm->map.intercept ? "true" : "false");
 	append_number(&buf, pm->map.intercept_scaling);
 	appendStringInfoString(&buf, ", \"scale\": ");
 	append_number(&buf, pm->map.scale);
@@ -111,7 +111,8 @@ unlearn_export(PG_FUNCTION_ARGS)
 	appendStringInfoString(&buf, "], \"predict\": ");
 	escape_json(&buf,
 				"z_j = clamp((x_j - centre_j) / spread_j, -clamp, clamp) (centre and spread: one per "
-				"feature, or one for every element of an array feature; none: z = x); with the "
+				"feature, or one for every element of an array feature; none: z = x); with impute, "
+				"a missing x_j (null or not a finite number) gives z_j = 0; with the "
 				"intercept, z gains a last coordinate intercept_scaling; x' = z / max(scale, ||z||); "
 				"score_k = weights[k] . x'. squared: the value score_0. logistic, one weight vector: "
 				"P(classes[1]) = 1 / (1 + exp(-score_0)). one-vs-rest: P(classes[k]) proportional to "

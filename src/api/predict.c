@@ -122,7 +122,7 @@ load_predict_model(const char *name, MemoryContext cxt)
 	memcpy(pm->columns->def.column_types, m->def.column_types, sizeof(Oid) * (m->def.nfeatures + 1));
 	pm->columns->def.dims = m->def.dims;
 	pm->columns->def.loss = m->def.loss;
-	pm->columns->def.skip_nulls = m->def.skip_nulls;
+	pm->columns->def.nulls = m->def.nulls;
 	MemoryContextSwitchTo(old);
 	leave_extension_context(&ctx);
 	SPI_finish();
@@ -281,6 +281,13 @@ read_input_vector(PredictModel *pm, ArrayType *x)
 
 	if (elemtype != FLOAT8OID)
 		elog(ERROR, "unlearn_predict: expected a float8[] argument");
+	if (pm->map.impute)
+	{
+		/* a null or non-finite element is missing: the column's centre */
+		extract_float_array_missing(PointerGetDatum(x), pm->row, pm->dims, "feature array");
+		mark_missing_values(pm->row, pm->dims);
+		return;
+	}
 	extract_float_array(PointerGetDatum(x), pm->row, pm->dims, "feature array");
 	check_feature_values(pm->row, pm->dims, pm->name);
 }

@@ -402,7 +402,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("on_exhausted policy", on_exhausted, "retrain", "suspend", NULL);
 	require_choice("steps", steps, "row", "statement", NULL);
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
-	require_choice("nulls", nulls, "error", "skip", NULL);
+	require_choice("nulls", nulls, "error", "skip", "impute");
 	require_choice("removal", removal, "immediate", "deferred", NULL);
 	require_choice("mechanism", mechanism, "newton", "noisy_gd", "fisher");
 	require_choice("noise", noise, "gaussian", "laplace", NULL);
@@ -440,7 +440,13 @@ unlearn_train(PG_FUNCTION_ARGS)
 	m->def.per_row_steps = strcmp(steps, "row") == 0;
 	m->def.preprocess = strcmp(preprocess, "standardize") == 0 ? PREPROCESS_STANDARDIZE :
 		strcmp(preprocess, "declared") == 0 ? PREPROCESS_DECLARED : PREPROCESS_NONE;
-	m->def.skip_nulls = strcmp(nulls, "skip") == 0;
+	m->def.nulls = strcmp(nulls, "skip") == 0 ? NULLS_SKIP :
+		strcmp(nulls, "impute") == 0 ? NULLS_IMPUTE : NULLS_ERROR;
+	if (m->def.nulls == NULLS_IMPUTE && !catalog_has_imputation())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("\"nulls\": \"impute\" needs version 0.20.0 of the unlearn catalog"),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
 	m->def.deferred = strcmp(removal, "deferred") == 0;
 	m->def.mechanism = strcmp(mechanism, "noisy_gd") == 0 ? MECHANISM_NOISY_GD :
 		strcmp(mechanism, "fisher") == 0 ? MECHANISM_FISHER : MECHANISM_NEWTON;

@@ -443,13 +443,13 @@ classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows, bool check
 	}
 	if (m->state.column_sums != NULL && m->def.preprocess == PREPROCESS_STANDARDIZE)
 	{
-		double	   *sums = palloc0(sizeof(double) * 2 * map_columns(m));
+		double	   *sums = palloc0(sizeof(double) * column_sum_width(m) * map_columns(m));
 
 		foreach(lc, whole)
 		{
 			double	   *cs_sums = cohort_column_sums(m, (CohortStats *) lfirst(lc));
 
-			for (k = 0; cs_sums != NULL && k < 2 * map_columns(m); k++)
+			for (k = 0; cs_sums != NULL && k < column_sum_width(m) * map_columns(m); k++)
 				sums[k] += cs_sums[k];
 		}
 		if (!column_map_update_sums(m, sums, erased_rows) && check_map)

@@ -8,16 +8,18 @@
  *
  * x holds the raw values of one row; column c is the run of elements
  * [c q, (c + 1) q) with q = length / columns (one column: a pooled array
- * column).  Per column the state keeps a shift K (the first value seen)
- * and the shifted sums
+ * column).  A NaN element is a missing value ("nulls": "impute"): it is
+ * left out of its column, so each column keeps its own count n.  Per
+ * column the state keeps n, a shift K (the first value counted) and the
+ * shifted sums
  *
  *	 S1 = sum (x - K),   S2 = sum (x - K)^2
  *
  * in long double, so that no finite double overflows them and the mean
  * and variance lose only about log10(n) digits of 19 to cancellation.
- * Two states combine by moving one's sums to the other's shift:
- * sum (x - K') = S1 + n (K - K'), sum (x - K')^2 = S2 + 2 (K - K') S1 +
- * n (K - K')^2.
+ * Two states combine column by column by moving one's sums to the other's
+ * shift: sum (x - K') = S1 + n (K - K'), sum (x - K')^2 = S2 + 2 (K - K')
+ * S1 + n (K - K')^2.
  *
  * The state is a bytea that only these functions write: EXECUTE on the
  * transition, combine and final functions is revoked from PUBLIC, and
@@ -38,32 +40,47 @@ typedef struct MomentsState
 {
 	int32		vl_len_;
 	int32		columns;
-	int64		count;			/* values per column */
-	/* then shift, S1 and S2: columns long doubles each */
+	/* then n, shift, S1 and S2: columns long doubles each */
 } MomentsState;
+
+/* the state's arrays, each columns long */
+enum
+{
+	MOMENT_COUNT,
+	MOMENT_SHIFT,
+	MOMENT_S1,
+	MOMENT_S2,
+	MOMENT_ARRAYS
+};
 
 static Size
 moments_size(int columns)
 {
-	return sizeof(MomentsState) + sizeof(long double) * 3 * (Size) columns;
+	return sizeof(MomentsState) + sizeof(long double) * MOMENT_ARRAYS * (Size) columns;
 }
 
 static long double *
-moments_sums(MomentsState *s)
+moments_array(MomentsState *s, int which)
 {
-	return (long double *) (s + 1);
+	return (long double *) (s + 1) + (Size) which * s->columns;
 }
 
 static MomentsState *
 moments_arg(FunctionCallInfo fcinfo, int argno)
 {
 	MomentsState *s = (MomentsState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(argno));
+	int			c;
 
 	if (VARSIZE(s) < sizeof(MomentsState) || s->columns < 1 ||
-		s->columns > UNLEARN_MAX_DIMS || VARSIZE(s) != moments_size(s->columns) || s->count < 0)
+		s->columns > UNLEARN_MAX_DIMS || VARSIZE(s) != moments_size(s->columns))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid column moments state")));
+	for (c = 0; c < s->columns; c++)
+		if (!(moments_array(s, MOMENT_COUNT)[c] >= 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid column moments state")));
 	return s;
 }
 
@@ -76,7 +93,8 @@ unlearn_moments_add(PG_FUNCTION_ARGS)
 	MomentsState *s = PG_ARGISNULL(0) ? NULL : (MomentsState *) PG_GETARG_POINTER(0);
 	ArrayType  *a;
 	const double *x;
-	long double *shift,
+	long double *count,
+			   *shift,
 			   *s1,
 			   *s2;
 	int			columns,
@@ -111,23 +129,25 @@ unlearn_moments_add(PG_FUNCTION_ARGS)
 		SET_VARSIZE(s, moments_size(columns));
 		s->columns = columns;
 	}
-	if (per == 0)
-		PG_RETURN_POINTER(s);
-	shift = moments_sums(s);
-	s1 = shift + columns;
-	s2 = s1 + columns;
-	if (s->count == 0)
-		for (c = 0; c < columns; c++)
-			shift[c] = x[(Size) c * per];
+	count = moments_array(s, MOMENT_COUNT);
+	shift = moments_array(s, MOMENT_SHIFT);
+	s1 = moments_array(s, MOMENT_S1);
+	s2 = moments_array(s, MOMENT_S2);
 	for (c = 0; c < columns; c++)
 		for (e = 0; e < per; e++)
 		{
-			long double t = x[(Size) c * per + e] - shift[c];
+			double		v = x[(Size) c * per + e];
+			long double t;
 
+			if (isnan(v))
+				continue;		/* missing */
+			if (count[c] == 0)
+				shift[c] = v;
+			t = v - shift[c];
 			s1[c] += t;
 			s2[c] += t * t;
+			count[c] += 1;
 		}
-	s->count += per;
 	PG_RETURN_POINTER(s);
 }
 
@@ -139,10 +159,7 @@ unlearn_moments_combine(PG_FUNCTION_ARGS)
 	MemoryContext aggcontext;
 	MomentsState *s = PG_ARGISNULL(0) ? NULL : (MomentsState *) PG_GETARG_POINTER(0);
 	MomentsState *t;
-	long double *sa,
-			   *ta;
-	int			columns,
-				c;
+	int			c;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "unlearn._moments_combine called outside an aggregate");
@@ -153,40 +170,55 @@ unlearn_moments_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(s);
 	}
 	t = moments_arg(fcinfo, 1);
-	if (s == NULL || s->count == 0)
+	if (s == NULL)
 	{
 		s = MemoryContextAlloc(aggcontext, VARSIZE(t));
 		memcpy(s, t, VARSIZE(t));
 		PG_RETURN_POINTER(s);
 	}
-	if (t->count == 0)
-		PG_RETURN_POINTER(s);
 	if (s->columns != t->columns)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot combine column moments of different widths")));
-	columns = s->columns;
-	sa = moments_sums(s);
-	ta = moments_sums(t);
-	for (c = 0; c < columns; c++)
+	for (c = 0; c < s->columns; c++)
 	{
-		long double d = ta[c] - sa[c];
-		long double n = t->count;
+		long double *sn = moments_array(s, MOMENT_COUNT) + c,
+				   *sk = moments_array(s, MOMENT_SHIFT) + c,
+				   *s1 = moments_array(s, MOMENT_S1) + c,
+				   *s2 = moments_array(s, MOMENT_S2) + c;
+		long double tn = moments_array(t, MOMENT_COUNT)[c],
+					tk = moments_array(t, MOMENT_SHIFT)[c],
+					t1 = moments_array(t, MOMENT_S1)[c],
+					t2 = moments_array(t, MOMENT_S2)[c];
+		long double d;
 
-		sa[columns + c] += ta[columns + c] + n * d;
-		sa[2 * columns + c] += ta[2 * columns + c] + 2 * d * ta[columns + c] + n * d * d;
+		if (tn == 0)
+			continue;
+		if (*sn == 0)
+		{
+			*sn = tn;
+			*sk = tk;
+			*s1 = t1;
+			*s2 = t2;
+			continue;
+		}
+		d = tk - *sk;
+		*s2 += t2 + 2 * d * t1 + tn * d * d;
+		*s1 += t1 + tn * d;
+		*sn += tn;
 	}
-	s->count += t->count;
 	PG_RETURN_POINTER(s);
 }
 
-/* final: float8[] of the count, then each column's mean, then its standard deviation */
+/*
+ * final: float8[] of each column's count, then its mean, then its standard
+ * deviation (0 and 0 for a column without values)
+ */
 PG_FUNCTION_INFO_V1(unlearn_moments_final);
 Datum
 unlearn_moments_final(PG_FUNCTION_ARGS)
 {
 	MomentsState *s;
-	long double *sums;
 	double	   *out;
 	int			columns,
 				c;
@@ -195,17 +227,20 @@ unlearn_moments_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	s = moments_arg(fcinfo, 0);
 	columns = s->columns;
-	sums = moments_sums(s);
-	out = palloc0(sizeof(double) * (1 + 2 * (Size) columns));
-	out[0] = (double) s->count;
-	for (c = 0; c < columns && s->count > 0; c++)
+	out = palloc0(sizeof(double) * 3 * (Size) columns);
+	for (c = 0; c < columns; c++)
 	{
-		long double n = s->count;
-		long double mean_offset = sums[columns + c] / n;
-		long double var = sums[2 * columns + c] / n - mean_offset * mean_offset;
+		long double n = moments_array(s, MOMENT_COUNT)[c];
+		long double mean_offset,
+					var;
 
-		out[1 + c] = (double) (sums[c] + mean_offset);
-		out[1 + columns + c] = (double) sqrtl(var > 0 ? var : 0);
+		out[c] = (double) n;
+		if (n == 0)
+			continue;
+		mean_offset = moments_array(s, MOMENT_S1)[c] / n;
+		var = moments_array(s, MOMENT_S2)[c] / n - mean_offset * mean_offset;
+		out[columns + c] = (double) (moments_array(s, MOMENT_SHIFT)[c] + mean_offset);
+		out[2 * columns + c] = (double) sqrtl(var > 0 ? var : 0);
 	}
-	PG_RETURN_DATUM(float8_array(out, 1 + 2 * columns));
+	PG_RETURN_DATUM(float8_array(out, 3 * columns));
 }

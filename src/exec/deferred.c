@@ -135,7 +135,10 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	{
 		memcpy(batch->x + (Size) batch->count * m->def.p, ptr + sizeof(head),
 			   sizeof(double) * m->def.p);
-		check_feature_values(batch->x + (Size) batch->count * m->def.p, m->def.dims, m->def.name);
+		if (m->def.nulls == NULLS_IMPUTE)
+			mark_missing_values(batch->x + (Size) batch->count * m->def.p, m->def.dims);
+		else
+			check_feature_values(batch->x + (Size) batch->count * m->def.p, m->def.dims, m->def.name);
 		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->def.p,
 											   head.label_len);
 		if (tail > 0)

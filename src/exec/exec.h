@@ -95,6 +95,8 @@ extern char *model_null_element_condition(const char *col);
 extern char *model_null_condition(UnlearnModel *m, bool with_label);
 extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int param);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
+extern int	extract_float_array_missing(Datum arr, double *out, int expected, const char *what);
+extern void mark_missing_values(double *raw, int d);
 extern char *build_feature_select(UnlearnModel *m, const char *relation,
 								  const char *trailing);
 extern char *build_model_select(UnlearnModel *m, const char *relation, const char *extra);

@@ -8,10 +8,18 @@
  *	  unlearn._row_values(VARIADIC "any") -> float8[]
  *		the raw feature values of the row, decoded as the triggers decode
  *		them (rows.c): numeric scalars and booleans, or one numeric array.
+ *		A null value or element is NaN, a missing value, and a null array
+ *		gives NULL: only a model that imputes reads rows with them.
  *	  unlearn._row_x(model text, map float8[], raw float8[]) -> float8[]
  *		the raw values checked finite (errors name the model), then mapped
- *		by the row map of column_map.c; map NULL leaves them raw.  Each
- *		call counts one row in the progress of the pass (progress.c).
+ *		by the row map of column_map.c; map NULL leaves them raw.  Under a
+ *		map that imputes, a value that is not finite is missing and raw
+ *		NULL is a row of missing values.  Each call counts one row in the
+ *		progress of the pass (progress.c).
+ *	  unlearn._row_raw(model text, raw float8[]) -> float8[]
+ *		the raw values with each one that is not finite marked missing
+ *		(NaN), for the moments pass of a model that imputes; counts the
+ *		row as _row_x does.
  *	  unlearn._row_target(model text, label "any", positive text) -> float8
  *		the label's canonical text (rows.c) compared with positive: +1 if
  *		equal, -1 if not; positive NULL (squared loss): the label's value,
@@ -20,7 +28,7 @@
  * The map travels as a float8[] built by row_map_array: dims, intercept
  * (0 or 1), the intercept scaling a, the divisor D, pooled (0 or 1), the
  * number of mapped columns c (0: no centre and spread), then c centres
- * and c spreads.
+ * and c spreads, and for a map that imputes a trailing 1.
  *
  * They are pure functions of their arguments, so any role may call them:
  * they read no catalog and no row but the ones they are given, and write
@@ -55,7 +63,7 @@ row_map_array(const UnlearnModel *m)
 
 	model_row_map(m, &map);
 	ncol = map.centre != NULL ? map_columns(m) : 0;
-	n = MAP_HEADER + 2 * ncol;
+	n = MAP_HEADER + 2 * ncol + (map.impute ? 1 : 0);
 	v = palloc(sizeof(double) * n);
 	v[0] = map.dims;
 	v[1] = map.intercept ? 1 : 0;
@@ -68,6 +76,8 @@ row_map_array(const UnlearnModel *m)
 		v[MAP_HEADER + c] = map.centre[c];
 		v[MAP_HEADER + ncol + c] = map.spread[c];
 	}
+	if (map.impute)
+		v[n - 1] = 1;
 	return float8_array(v, n);
 }
 
@@ -93,7 +103,9 @@ row_map_from_array(ArrayType *a, RowMap *map)
 	n = ARR_DIMS(a)[0];
 	v = (const double *) ARR_DATA_PTR(a);
 	if (n < MAP_HEADER || !(v[0] >= 1 && v[0] <= UNLEARN_MAX_DIMS) ||
-		!(v[5] >= 0 && v[5] <= v[0]) || n != MAP_HEADER + 2 * (int) v[5])
+		!(v[5] >= 0 && v[5] <= v[0]) ||
+		(n != MAP_HEADER + 2 * (int) v[5] &&
+		 (n != MAP_HEADER + 2 * (int) v[5] + 1 || v[n - 1] != 1)))
 		bad_map();
 	ncol = (int) v[5];
 	map->dims = (int) v[0];
@@ -101,6 +113,7 @@ row_map_from_array(ArrayType *a, RowMap *map)
 	map->intercept_scaling = v[2];
 	map->scale = v[3];
 	map->pooled = v[4] != 0;
+	map->impute = n == MAP_HEADER + 2 * ncol + 1;
 	if (ncol != 0 && ncol != (map->pooled ? 1 : map->dims))
 		bad_map();
 	map->centre = ncol > 0 ? v + MAP_HEADER : NULL;
@@ -108,9 +121,10 @@ row_map_from_array(ArrayType *a, RowMap *map)
 }
 
 /*
- * unlearn._row_values(VARIADIC "any"): the features as doubles.  A null
- * argument or element is an error: a pass reads only rows its census
- * (train_pass.c) found free of nulls, or filtered them out.
+ * unlearn._row_values(VARIADIC "any"): the features as doubles, a null
+ * argument or element as NaN, a null array as NULL.  A pass of a model
+ * that does not impute reads only rows its census (train_pass.c) found
+ * free of nulls, or filtered them out, and _row_x refuses a NaN there.
  */
 /* the argument types of one _row_values call site, kept in fn_extra */
 typedef struct RowValuesTypes
@@ -162,29 +176,30 @@ unlearn_row_values(PG_FUNCTION_ARGS)
 	int			n;
 	int			j;
 
-	for (j = 0; j < nargs; j++)
-		if (PG_ARGISNULL(j))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("a feature of a row is null")));
 	if (types->array)
 	{
-		/* detoasted once; a float8 array passes through as it is */
-		Datum		arr = PointerGetDatum(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)));
-		ArrayType  *a = DatumGetArrayTypeP(arr);
+		/* detoasted once; a float8 array without nulls passes through as it is */
+		Datum		arr;
+		ArrayType  *a;
 
-		n = extract_float_array(arr, NULL, -1, "feature array");
-		if (ARR_ELEMTYPE(a) == FLOAT8OID && ARR_NDIM(a) == 1 && ARR_LBOUND(a)[0] == 1)
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		arr = PointerGetDatum(PG_DETOAST_DATUM(PG_GETARG_DATUM(0)));
+		a = DatumGetArrayTypeP(arr);
+		n = extract_float_array_missing(arr, NULL, -1, "feature array");
+		if (ARR_ELEMTYPE(a) == FLOAT8OID && ARR_NDIM(a) == 1 && ARR_LBOUND(a)[0] == 1 &&
+			!ARR_HASNULL(a))
 			PG_RETURN_ARRAYTYPE_P(a);
 		raw = palloc(sizeof(double) * Max(n, 1));
-		extract_float_array(arr, raw, n, "feature array");
+		extract_float_array_missing(arr, raw, n, "feature array");
 	}
 	else
 	{
 		n = nargs;
 		raw = palloc(sizeof(double) * Max(n, 1));
 		for (j = 0; j < nargs; j++)
-			raw[j] = numeric_datum_to_double(types->base[j], PG_GETARG_DATUM(j));
+			raw[j] = PG_ARGISNULL(j) ? NAN :
+				numeric_datum_to_double(types->base[j], PG_GETARG_DATUM(j));
 	}
 	PG_RETURN_DATUM(float8_array(raw, n));
 }
@@ -201,12 +216,27 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	int			n;
 	int			p;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+	if (PG_ARGISNULL(0) || (PG_ARGISNULL(2) && PG_ARGISNULL(1)))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("unlearn._row_x needs a model name and the raw values")));
 	model = PG_GETARG_TEXT_PP(0);
 	progress_count_row(VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model));
+	if (PG_ARGISNULL(2))
+	{
+		/* a null array: under a map that imputes, every value is missing */
+		row_map_from_array(PG_GETARG_ARRAYTYPE_P(1), &map);
+		if (!map.impute)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("unlearn._row_x needs a model name and the raw values")));
+		p = map.dims + (map.intercept ? 1 : 0);
+		row = palloc(sizeof(double) * p);
+		for (n = 0; n < map.dims; n++)
+			row[n] = NAN;
+		map_row(&map, row);
+		PG_RETURN_DATUM(float8_array(row, p));
+	}
 	a = PG_GETARG_ARRAYTYPE_P(2);
 	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
 		ereport(ERROR,
@@ -228,10 +258,29 @@ unlearn_row_x(PG_FUNCTION_ARGS)
 	p = map.dims + (map.intercept ? 1 : 0);
 	row = palloc(sizeof(double) * p);
 	memcpy(row, ARR_DATA_PTR(a), sizeof(double) * n);
-	if (!feature_values_finite(row, n))
+	if (map.impute)
+		mark_missing_values(row, n);
+	else if (!feature_values_finite(row, n))
 		check_feature_values(row, n, text_to_cstring(model));
 	map_row(&map, row);
 	PG_RETURN_DATUM(float8_array(row, p));
+}
+
+/* unlearn._row_raw(model text, raw float8[]): strict */
+PG_FUNCTION_INFO_V1(unlearn_row_raw);
+Datum
+unlearn_row_raw(PG_FUNCTION_ARGS)
+{
+	text	   *model = PG_GETARG_TEXT_PP(0);
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P_COPY(1);
+
+	progress_count_row(VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model));
+	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the raw values must be a one-dimensional float8 array without nulls")));
+	mark_missing_values((double *) ARR_DATA_PTR(a), ARR_DIMS(a)[0]);
+	PG_RETURN_ARRAYTYPE_P(a);
 }
 
 /*

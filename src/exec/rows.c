@@ -310,7 +310,7 @@ array_has_nonfinite_element(Datum arr)
 bool
 model_skips_nonfinite(UnlearnModel *m)
 {
-	if (!m->def.skip_nulls)
+	if (m->def.nulls != NULLS_SKIP)
 		return false;
 	if (m->call.finite_check == 0)
 		m->call.finite_check = catalog_has_finite_check() ? 1 : -1;
@@ -406,7 +406,7 @@ append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 	appendStringInfo(cond, "%s IS NOT NULL", quote_identifier(m->def.label));
 	if (m->def.loss == LOSS_SQUARED)
 		appendStringInfo(cond, " AND %s", squared_label_condition(m));
-	if (m->def.skip_nulls)
+	if (m->def.nulls == NULLS_SKIP)
 		appendStringInfo(cond, " AND NOT (%s)", model_null_condition(m, false));
 	if (m->def.classes_declared)
 		append_declared_label_condition(m, cond, param);
@@ -414,10 +414,12 @@ append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 
 /*
  * Copy a numeric array into out[expected]; expected < 0 accepts any
- * length.  Returns the length.  Errors name the model, never a value.
+ * length.  Returns the length.  A null element is an error, or with
+ * missing_ok NaN (a missing value, UnlearnNulls).  Errors name the model,
+ * never a value.
  */
-int
-extract_float_array(Datum arr, double *out, int expected, const char *what)
+static int
+extract_array(Datum arr, double *out, int expected, const char *what, bool missing_ok)
 {
 	ArrayType  *a = DatumGetArrayTypeP(arr);
 	Oid			elem = ARR_ELEMTYPE(a);
@@ -433,7 +435,7 @@ extract_float_array(Datum arr, double *out, int expected, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("%s must be a one-dimensional array", what)));
-	if (array_contains_nulls(a))
+	if (!missing_ok && array_contains_nulls(a))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not contain nulls", what),
@@ -450,14 +452,14 @@ extract_float_array(Datum arr, double *out, int expected, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s has element type %s, which is not numeric", what, format_type_be(elem))));
-	if (elem == FLOAT8OID)
+	if (elem == FLOAT8OID && !ARR_HASNULL(a))
 		memcpy(out, ARR_DATA_PTR(a), sizeof(double) * n);
 	else
 	{
 		get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
 		deconstruct_array(a, elem, typlen, typbyval, typalign, &elems, &nulls, &n);
 		for (j = 0; j < n; j++)
-			out[j] = numeric_datum_to_double(elem, elems[j]);
+			out[j] = nulls[j] ? NAN : numeric_datum_to_double(elem, elems[j]);
 		pfree(elems);
 		pfree(nulls);
 	}
@@ -465,6 +467,32 @@ extract_float_array(Datum arr, double *out, int expected, const char *what)
 	if ((Pointer) a != DatumGetPointer(arr))
 		pfree(a);
 	return n;
+}
+
+int
+extract_float_array(Datum arr, double *out, int expected, const char *what)
+{
+	return extract_array(arr, out, expected, what, false);
+}
+
+/* extract_float_array with a null element read as NaN, a missing value */
+int
+extract_float_array_missing(Datum arr, double *out, int expected, const char *what)
+{
+	return extract_array(arr, out, expected, what, true);
+}
+
+/* mark every value of raw[0 .. d) that is not a finite number as missing (NaN) */
+void
+mark_missing_values(double *raw, int d)
+{
+	int			j;
+
+	if (feature_values_finite(raw, d))
+		return;
+	for (j = 0; j < d; j++)
+		if (!isfinite(raw[j]))
+			raw[j] = NAN;
 }
 
 /*
@@ -508,6 +536,23 @@ build_model_select(UnlearnModel *m, const char *relation, const char *extra)
 		appendStringInfo(&buf, ", %s", feature_sql(m, i));
 	appendStringInfo(&buf, ", %s FROM %s", extra, relation);
 	return buf.data;
+}
+
+/* the base type of each feature column, looked up once per model */
+static const Oid *
+feature_base_types(UnlearnModel *m)
+{
+	if (m->call.feature_base_types == NULL)
+	{
+		Oid		   *base = MemoryContextAlloc(GetMemoryChunkContext(m),
+											  sizeof(Oid) * m->def.nfeatures);
+		int			j;
+
+		for (j = 0; j < m->def.nfeatures; j++)
+			base[j] = getBaseType(m->def.column_types[j]);
+		m->call.feature_base_types = base;
+	}
+	return m->call.feature_base_types;
 }
 
 /*
@@ -561,14 +606,36 @@ model_null_feature_error(UnlearnModel *m, int j)
 			 errhint("Remove the row or fill in its features, or train with options => '{\"nulls\": \"skip\"}'.")));
 }
 
+/* the features of a row under "nulls": "impute": a missing value is NaN */
+static void
+decode_features_or_missing(UnlearnModel *m, const Datum *values, const bool *isnull, double *raw)
+{
+	int			j;
+
+	if (m->def.feature_array)
+	{
+		if (isnull[1])
+			for (j = 0; j < m->def.dims; j++)
+				raw[j] = NAN;
+		else
+			extract_float_array_missing(values[1], raw, m->def.dims, "feature array");
+	}
+	else
+		for (j = 0; j < m->def.nfeatures; j++)
+			raw[j] = isnull[j + 1] ? NAN :
+				numeric_datum_to_double(feature_base_types(m)[j], values[j + 1]);
+	mark_missing_values(raw, m->def.dims);
+}
+
 /*
  * Decode one row: values[0] is the label, values[1..nfeatures] the
  * features, of the model's stored column types.  raw[d] receives the
  * features; *label the canonical label text and *label_value its value
  * (label may be NULL: scoring reads no label).  Returns false for a row
- * with a null in a model column, or (from 0.20.0) a feature that is not a
- * finite number, under "nulls": "skip"; under 'error' either is an error
- * naming the column, never the row.
+ * outside the model: under "nulls": "skip" one with a null in a model
+ * column, or (from 0.20.0) a feature that is not a finite number; under
+ * 'impute' one with a null label, a missing feature being NaN in raw;
+ * under 'error' either is an error naming the column, never the row.
  */
 bool
 decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
@@ -576,13 +643,20 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 {
 	int			j;
 
-	if (m->def.skip_nulls && model_row_has_null(m, values, isnull, label != NULL))
+	if (m->def.nulls == NULLS_SKIP && model_row_has_null(m, values, isnull, label != NULL))
 		return false;
 	if (label != NULL)
 	{
+		if (isnull[0] && m->def.nulls == NULLS_IMPUTE)
+			return false;
 		if (isnull[0])
 			model_null_label_error(m);
 		*label = label_from_datum(m->def.column_types[m->def.nfeatures], values[0], label_value);
+	}
+	if (m->def.nulls == NULLS_IMPUTE)
+	{
+		decode_features_or_missing(m, values, isnull, raw);
+		return true;
 	}
 	for (j = 0; j < m->def.nfeatures; j++)
 		if (isnull[j + 1])
@@ -592,20 +666,8 @@ decode_model_row(UnlearnModel *m, const Datum *values, const bool *isnull,
 	if (m->def.feature_array)
 		extract_float_array(values[1], raw, m->def.dims, "feature array");
 	else
-	{
-		if (m->call.feature_base_types == NULL)
-		{
-			/* looked up once per model: this loop runs for every row */
-			Oid		   *base = MemoryContextAlloc(GetMemoryChunkContext(m),
-												  sizeof(Oid) * m->def.nfeatures);
-
-			for (j = 0; j < m->def.nfeatures; j++)
-				base[j] = getBaseType(m->def.column_types[j]);
-			m->call.feature_base_types = base;
-		}
 		for (j = 0; j < m->def.nfeatures; j++)
-			raw[j] = numeric_datum_to_double(m->call.feature_base_types[j], values[j + 1]);
-	}
+			raw[j] = numeric_datum_to_double(feature_base_types(m)[j], values[j + 1]);
 	if (model_skips_nonfinite(m) && !feature_values_finite(raw, m->def.dims))
 		return false;
 	check_feature_values(raw, m->def.dims, m->def.name);

@@ -63,7 +63,8 @@ relation_row_count(Oid relid)
 
 /*
  * The number of rows a model reflects: those of its table, less (under
- * "nulls": "skip") the rows with a null in a model column, which
+ * "nulls": "skip") the rows with a null in a model column (under
+ * "impute", a null label), which
  * *skipped receives.  Counted as the table's owner.
  */
 int64
@@ -79,7 +80,7 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	Datum		classes;
 
 	*skipped = 0;
-	if (!m->def.skip_nulls && !m->def.classes_declared)
+	if (m->def.nulls == NULLS_ERROR && !m->def.classes_declared)
 		return relation_row_count(m->def.source);
 	initStringInfo(&cond);
 	append_model_row_condition(m, &cond, 1);

@@ -27,9 +27,10 @@
  * table's owner (privilege.c) and under one registered snapshot, taken
  * after a command counter increment, so that all of them see the same
  * rows, those the calling statement left.  The rows a pass reads are
- * those the model reflects: a filter drops the rows with a null in a
- * model column ("nulls": "skip") and those whose label is none of
- * declared classes, exactly as model_row_count counts them.
+ * those the model reflects: a filter drops the rows with a null label,
+ * under "nulls": "skip" those with a null in a model column, and those
+ * whose label is none of declared classes, exactly as model_row_count
+ * counts them.
  *
  * Stopping.  Training stops at a certified residual of TRAINING_FRACTION
  * (1/20) of the budget eps' (newton.c), and spent starts there.  Newton
@@ -134,7 +135,7 @@ scan_filter(UnlearnModel *m)
 	StringInfoData filter;
 
 	initStringInfo(&filter);
-	if (m->def.skip_nulls || m->def.classes_declared || m->def.loss == LOSS_SQUARED)
+	if (m->def.nulls != NULLS_ERROR || m->def.classes_declared || m->def.loss == LOSS_SQUARED)
 	{
 		appendStringInfoString(&filter, " WHERE ");
 		append_model_row_condition(m, &filter, PARAM_DECLARED);
@@ -373,6 +374,8 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	char	   *any_null = model_null_condition(m, false);
 	char	   *missing = model_missing_condition(m, false);
 	char	   *finite = model_finite_condition(m);
+	char	   *width_rows = m->def.nulls == NULLS_IMPUTE ?
+		psprintf("%s IS NOT NULL", feature_sql(m, 0)) : psprintf("NOT (%s)", any_null);
 	const char *key_sql = label;
 	StringInfoData q;
 	int64		total = 0,
@@ -396,7 +399,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 						   label, squared_label_condition(m));
 	else if (text_label)
 		key_sql = psprintf("(%s)::pg_catalog.text COLLATE \"C\"", label);
-	if (m->def.feature_array && catalog_has_lean_passes())
+	if (m->def.feature_array && catalog_has_lean_passes() && m->def.nulls != NULLS_IMPUTE)
 	{
 		/*
 		 * s = unlearn._array_shape(x), once per row (OFFSET 0 keeps the
@@ -408,7 +411,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		/* f: under "nulls": "skip", whether the elements are finite */
 		appendStringInfoString(&q, "SELECT key, pg_catalog.count(*),"
 							   " pg_catalog.count(*) FILTER (WHERE s IS NULL OR s OPERATOR(pg_catalog.<) 0)");
-		if (!m->def.skip_nulls)
+		if (m->def.nulls == NULLS_ERROR)
 			appendStringInfoString(&q, ", pg_catalog.count(*) FILTER (WHERE s IS NULL),"
 								   " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.<) 0)");
 		appendStringInfo(&q, ", pg_catalog.min(s) FILTER (WHERE s OPERATOR(pg_catalog.>) 0 AND f),"
@@ -422,14 +425,15 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	{
 		appendStringInfo(&q, "SELECT %s, pg_catalog.count(*)", key_sql);
 		appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", missing);
-		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++)
+		for (j = 0; j < m->def.nfeatures && m->def.nulls == NULLS_ERROR; j++)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
-		if (m->def.feature_array && !m->def.skip_nulls)
+		if (m->def.feature_array && m->def.nulls == NULLS_ERROR)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", model_null_element_condition(feature_sql(m, 0)));
+		/* the widths of the arrays a pass reads: under 'impute', every one */
 		if (m->def.feature_array)
-			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s)),"
-							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE NOT (%s))",
-							 feature_sql(m, 0), any_null, feature_sql(m, 0), any_null);
+			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE %s),"
+							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE %s)",
+							 feature_sql(m, 0), width_rows, feature_sql(m, 0), width_rows);
 		if (finite != NULL)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE NOT (%s) AND NOT (%s))",
 							 missing, finite);
@@ -457,10 +461,10 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 		nonfinite += not_finite;
 		col = 4;
 		total += count;
-		for (j = 0; j < m->def.nfeatures && !m->def.skip_nulls; j++, col++)
+		for (j = 0; j < m->def.nfeatures && m->def.nulls == NULLS_ERROR; j++, col++)
 			if (DatumGetInt64(SPI_getbinval(tup, desc, col, &isnull)) > 0)
 				first_null_feature = Min(first_null_feature, j);
-		if (m->def.feature_array && !m->def.skip_nulls &&
+		if (m->def.feature_array && m->def.nulls == NULLS_ERROR &&
 			DatumGetInt64(SPI_getbinval(tup, desc, col++, &isnull)) > 0)
 			null_elements = true;
 		if (no_label)
@@ -475,7 +479,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			skipped += count;
 			continue;
 		}
-		if (m->def.skip_nulls)
+		if (m->def.nulls == NULLS_SKIP)
 		{
 			skipped += with_null;
 			count -= with_null;
@@ -523,11 +527,11 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 	}
 
 	/* under "nulls": "error", the label first, then the columns in order */
-	if (!m->def.skip_nulls && null_labels)
+	if (m->def.nulls == NULLS_ERROR && null_labels)
 		model_null_label_error(m);
-	if (!m->def.skip_nulls && first_null_feature < m->def.nfeatures)
+	if (m->def.nulls == NULLS_ERROR && first_null_feature < m->def.nfeatures)
 		model_null_feature_error(m, first_null_feature);
-	if (!m->def.skip_nulls && null_elements)
+	if (m->def.nulls == NULLS_ERROR && null_elements)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("feature array must not contain nulls"),
@@ -587,16 +591,19 @@ fit_column_map(TrainingScan *scan)
 	bool		isnull;
 	const double *v;
 
-	query = psprintf("SELECT unlearn._column_moments(unlearn._row_x($%d, NULL, %s), %d) FROM %s%s",
-					 PARAM_MODEL, scan->raw_sql, columns, scan->relation, scan->filter);
+	/* under 'impute', a missing value (NaN) is left out of its column */
+	query = psprintf("SELECT unlearn._column_moments(unlearn.%s($%d, %s), %d) FROM %s%s",
+					 m->def.nulls == NULLS_IMPUTE ? "_row_raw" : "_row_x",
+					 PARAM_MODEL, m->def.nulls == NULLS_IMPUTE ? scan->raw_sql :
+					 psprintf("NULL, %s", scan->raw_sql), columns, scan->relation, scan->filter);
 	run_pass(scan, "column moments", 1, query, 0, NULL, NULL, NULL);
 	if (SPI_processed != 1)
 		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no row", m->def.name);
 	a = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || ARR_NDIM(a) != 1 || ARR_DIMS(a)[0] != 1 + 2 * columns)
+	if (isnull || ARR_NDIM(a) != 1 || ARR_DIMS(a)[0] != 3 * columns)
 		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->def.name);
 	v = (const double *) ARR_DATA_PTR(a);
-	column_map_fit_moments(m, (int64) v[0], v + 1, v + 1 + columns);
+	column_map_fit_moments(m, v, v + columns, v + 2 * columns);
 	progress_pass_done(m->released.rows);
 	SPI_freetuptable(SPI_tuptable);
 }

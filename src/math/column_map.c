@@ -22,7 +22,14 @@
  *
  * Every row lands in the unit ball (certified-removal.md §1) and every
  * finite x maps to a finite vector; nothing of the map but c and s comes
- * from the rows.  (Models trained before 0.3.0 keep their stored D.)
+ * from the rows.
+ *
+ * Missing values ("nulls": "impute").  A missing x_j is NaN in the raw row
+ * and maps to z_j = 0: the value c_j.  The map stays in the unit ball and
+ * reveals nothing beyond c.  The mean and standard deviation of a column
+ * are those of its present values, so each column also keeps S0, the
+ * number of them, beside S1 and S2 below; a column with none has the cell
+ * of mean 0 and deviation 0.  (Models trained before 0.3.0 keep their stored D.)
  *
  * Where c and s come from ('standardize').  From the mean m_j and standard
  * deviation sd_j of the column over the rows the model reflects, through
@@ -34,7 +41,8 @@
  * c and s are public, so they must not depend on a deleted row (the
  * certificate covers only the weights).  They are a function of the rows
  * the model reflects now: the statement path keeps S1 = sum t and S2 =
- * sum t^2 over those rows, t = clamp((x - c) / s, +-T_MAX), and when a statement would move a
+ * sum t^2 over those rows' values, t = clamp((x - c) / s, +-T_MAX)
+ * (under 'impute' also S0, the count of present values), and when a statement would move a
  * column's m or sd* into another grid cell, or within rounding distance
  * of a cell's edge, the model is retrained, which recomputes c and s from
  * the rows left.  Otherwise c and s are exactly what a retrain would
@@ -66,6 +74,7 @@ model_row_map(const UnlearnModel *m, RowMap *map)
 	map->intercept_scaling = m->def.intercept_scaling;
 	map->centre = m->def.centre;
 	map->spread = m->def.spread;
+	map->impute = m->def.nulls == NULLS_IMPUTE;
 }
 
 /*
@@ -135,6 +144,11 @@ map_row(const RowMap *map, double *row)
 	double		divisor;
 	int			j;
 
+	/* a missing value is the centre: z_j = 0 */
+	if (map->impute)
+		for (j = 0; j < dims; j++)
+			if (isnan(row[j]))
+				row[j] = centre == NULL ? 0.0 : centre[map->pooled ? 0 : j];
 	/* (x_j - c_j) / s_j is computed as (x_j - c_j) * (1 / s_j) */
 	if (centre != NULL && map->pooled)
 	{
@@ -227,6 +241,13 @@ map_columns(const UnlearnModel *m)
 	return m->def.feature_array ? 1 : m->def.dims;
 }
 
+/* the sums each column keeps: S1, S2, and under 'impute' S0 */
+int
+column_sum_width(const UnlearnModel *m)
+{
+	return m->def.nulls == NULLS_IMPUTE ? 3 : 2;
+}
+
 /*
  * Fit centre and spread of every column to the n raw rows of x (stride
  * floats apart), and start the sums S1, S2 over them.  Sums run in long
@@ -241,61 +262,72 @@ column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride)
 
 	m->def.centre = palloc(sizeof(double) * ncol);
 	m->def.spread = palloc(sizeof(double) * ncol);
-	m->state.column_sums = palloc0(sizeof(double) * 2 * ncol);
+	m->state.column_sums = palloc0(sizeof(double) * column_sum_width(m) * ncol);
 	for (c = 0; c < ncol; c++)
 	{
 		long double sum = 0,
 					sq = 0,
-					mean;
-		long double count = (long double) n * per;
+					mean = 0;
+		long double count = 0;
 		int64		i;
 		int			e;
 
+		/* a missing value (NaN, under 'impute' only) is not counted */
 		for (i = 0; i < n; i++)
 			for (e = 0; e < per; e++)
-				sum += x[i * stride + c + e];
-		mean = sum / count;
+				if (!isnan(x[i * stride + c + e]))
+				{
+					sum += x[i * stride + c + e];
+					count += 1;
+				}
+		if (count > 0)
+			mean = sum / count;
 		for (i = 0; i < n; i++)
 			for (e = 0; e < per; e++)
-			{
-				long double t = x[i * stride + c + e] - mean;
+				if (!isnan(x[i * stride + c + e]))
+				{
+					long double t = x[i * stride + c + e] - mean;
 
-				sq += t * t;
-			}
-		grid_cell((double) mean, (double) sqrtl(sq / count), m->def.spread_steps,
-				  &m->def.centre[c], &m->def.spread[c]);
+					sq += t * t;
+				}
+		grid_cell((double) mean, count > 0 ? (double) sqrtl(sq / count) : 0.0,
+				  m->def.spread_steps, &m->def.centre[c], &m->def.spread[c]);
 	}
 	column_sums_apply(m, x, n, stride, 1.0);
 }
 
 /*
- * Fit centre and spread of every column to its mean and standard
- * deviation over count values (the column moments aggregate), and start
- * the sums S1, S2 from them: S1 = count (mean - c) / s and S2 = count
- * ((sd / s)^2 + ((mean - c) / s)^2), which the terms' clamp never changes
- * here (a value lies within sqrt(count) standard deviations of the mean,
- * and s is at least 2^(-1/8) of the deviation or of its floor).
+ * Fit centre and spread of every column c to its mean and standard
+ * deviation over count[c] values (the column moments aggregate; mean and
+ * deviation 0 for a column without values), and start the sums from
+ * them: S1 = count (mean - c) / s and S2 = count ((sd / s)^2 + ((mean -
+ * c) / s)^2), which the terms' clamp never changes here (a value lies
+ * within sqrt(count) standard deviations of the mean, and s is at least
+ * 2^(-1/8) of the deviation or of its floor), and S0 = count.
  */
 void
-column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean, const double *sd)
+column_map_fit_moments(UnlearnModel *m, const double *count, const double *mean, const double *sd)
 {
 	int			ncol = map_columns(m);
+	int			width = column_sum_width(m);
 	int			c;
 
 	m->def.centre = palloc(sizeof(double) * ncol);
 	m->def.spread = palloc(sizeof(double) * ncol);
-	m->state.column_sums = palloc0(sizeof(double) * 2 * ncol);
+	m->state.column_sums = palloc0(sizeof(double) * width * ncol);
 	for (c = 0; c < ncol; c++)
 	{
 		long double offset,
 					ratio,
-					n = count;
+					n = count[c];
 
 		grid_cell(mean[c], sd[c], m->def.spread_steps, &m->def.centre[c], &m->def.spread[c]);
 		offset = ((long double) mean[c] - m->def.centre[c]) / m->def.spread[c];
 		ratio = (long double) sd[c] / m->def.spread[c];
-		m->state.column_sums[2 * c] = (double) (n * offset);
-		m->state.column_sums[2 * c + 1] = (double) (n * (ratio * ratio + offset * offset));
+		m->state.column_sums[width * c] = (double) (n * offset);
+		m->state.column_sums[width * c + 1] = (double) (n * (ratio * ratio + offset * offset));
+		if (width == 3)
+			m->state.column_sums[width * c + 2] = count[c];
 	}
 }
 
@@ -309,25 +341,33 @@ column_sums_apply(UnlearnModel *m, const double *x, int64 count, int stride, dou
 {
 	int			ncol = map_columns(m);
 	int			per = m->def.feature_array ? m->def.dims : 1;
+	int			width = column_sum_width(m);
 	int			c;
 
 	for (c = 0; c < ncol; c++)
 	{
 		long double sum = 0,
 					sq = 0;
+		int64		present = 0;
 		int64		i;
 		int			e;
 
 		for (i = 0; i < count; i++)
 			for (e = 0; e < per; e++)
 			{
-				double		t = sum_term(m, c, x[i * stride + c + e]);
+				double		t;
 
+				if (width == 3 && isnan(x[i * stride + c + e]))
+					continue;	/* missing */
+				t = sum_term(m, c, x[i * stride + c + e]);
 				sum += t;
 				sq += (long double) t * t;
+				present++;
 			}
-		m->state.column_sums[2 * c] += sign * (double) sum;
-		m->state.column_sums[2 * c + 1] += sign * (double) sq;
+		m->state.column_sums[width * c] += sign * (double) sum;
+		m->state.column_sums[width * c + 1] += sign * (double) sq;
+		if (width == 3)
+			m->state.column_sums[width * c + 2] += sign * (double) present;
 	}
 }
 
@@ -343,8 +383,8 @@ static bool
 column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 {
 	int			ncol = map_columns(m);
+	int			width = column_sum_width(m);
 	double		per = m->def.feature_array ? m->def.dims : 1;
-	double		count = (double) rows * per;
 	double		tol = 64.0 * ((double) updates * per + 1.0) * DBL_EPSILON;
 	int			c;
 
@@ -353,14 +393,33 @@ column_map_holds(const UnlearnModel *m, int64 rows, int64 updates)
 	for (c = 0; c < ncol; c++)
 	{
 		double		s = m->def.spread[c];
+		double		count = width == 3 ? m->state.column_sums[width * c + 2] : (double) rows * per;
+		double		offset,
+					var,
+					sd,
+					mean,
+					floor_sd,
+					cell_log;
+
+		if (width == 3 && count < 0.5)
+		{
+			/* no value present: the cell of mean 0 and deviation 0 */
+			double		centre0,
+						spread0;
+
+			grid_cell(0.0, 0.0, m->def.spread_steps, &centre0, &spread0);
+			if (m->def.centre[c] != centre0 || s != spread0)
+				return false;
+			continue;
+		}
 
 		/* in units of s: the mean's offset from c, and the variance */
-		double		offset = m->state.column_sums[2 * c] / count;
-		double		var = m->state.column_sums[2 * c + 1] / count - offset * offset;
-		double		sd = sqrt(Max(var, 0.0));
-		double		mean = m->def.centre[c] + offset * s;
-		double		floor_sd = ldexp(Max(fabs(mean), 1.0), SPREAD_FLOOR_EXPONENT) / s;
-		double		cell_log = log2(Max(sd, floor_sd));
+		offset = m->state.column_sums[width * c] / count;
+		var = m->state.column_sums[width * c + 1] / count - offset * offset;
+		sd = sqrt(Max(var, 0.0));
+		mean = m->def.centre[c] + offset * s;
+		floor_sd = ldexp(Max(fabs(mean), 1.0), SPREAD_FLOOR_EXPONENT) / s;
+		cell_log = log2(Max(sd, floor_sd));
 
 		if (!isfinite(offset) || !isfinite(var) || !isfinite(mean) ||
 			fabs(offset) >= T_MAX / 2 || var >= T_MAX)
@@ -385,16 +444,22 @@ column_sums_of_row(const UnlearnModel *m, const double *x, double *sums, double 
 {
 	int			ncol = map_columns(m);
 	int			per = m->def.feature_array ? m->def.dims : 1;
+	int			width = column_sum_width(m);
 	int			c,
 				e;
 
 	for (c = 0; c < ncol; c++)
 		for (e = 0; e < per; e++)
 		{
-			double		t = sum_term(m, c, x[c + e]);
+			double		t;
 
-			sums[2 * c] += sign * t;
-			sums[2 * c + 1] += sign * t * t;
+			if (width == 3 && isnan(x[c + e]))
+				continue;		/* missing */
+			t = sum_term(m, c, x[c + e]);
+			sums[width * c] += sign * t;
+			sums[width * c + 1] += sign * t * t;
+			if (width == 3)
+				sums[width * c + 2] += sign;
 		}
 }
 
@@ -409,7 +474,7 @@ column_map_update_sums(UnlearnModel *m, const double *sums, int64 rows)
 
 	if (m->def.preprocess != PREPROCESS_STANDARDIZE || m->state.column_sums == NULL)
 		return true;
-	for (c = 0; c < 2 * map_columns(m); c++)
+	for (c = 0; c < column_sum_width(m) * map_columns(m); c++)
 		m->state.column_sums[c] -= sums[c];
 	return column_map_still_holds(m, m->released.rows - rows, rows);
 }

@@ -55,6 +55,7 @@ typedef struct RowMap
 	double		intercept_scaling;	/* a */
 	const double *centre;		/* per column; NULL: the identity */
 	const double *spread;
+	bool		impute;			/* a NaN (missing) value maps to its centre */
 } RowMap;
 /* a standardised coordinate is clamped to +-ROW_MAP_CLAMP (column_map.c) */
 #define ROW_MAP_CLAMP 1e150
@@ -68,8 +69,9 @@ extern void model_row_map(const UnlearnModel *m, RowMap *map);
 extern void map_row(const RowMap *map, double *row);
 extern double row_map_divisor(int p);
 extern int	map_columns(const UnlearnModel *m);
+extern int	column_sum_width(const UnlearnModel *m);
 extern void column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride);
-extern void column_map_fit_moments(UnlearnModel *m, int64 count, const double *mean,
+extern void column_map_fit_moments(UnlearnModel *m, const double *count, const double *mean,
 								   const double *sd);
 /* newton_solver.c: Algorithm 1 over a pass oracle */
 typedef struct PassTerms

@@ -101,7 +101,7 @@ cohort_doubles(const UnlearnModel *m)
 	return (PACKED_SIZE(m->def.p) + m->def.p + 3) * m->released.nclasses + 1 +
 		cohort_labels(m) +
 		(m->def.preprocess == PREPROCESS_STANDARDIZE && m->state.column_sums != NULL ?
-		 2 * map_columns(m) : 0);
+		 column_sum_width(m) * map_columns(m) : 0);
 }
 
 /* a_k: the anchor of class k, or NULL for the origin (least squares) */

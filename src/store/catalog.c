@@ -37,7 +37,7 @@ static const char *const status_names[] = {"ready", "too few rows", "suspended"}
 static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retrain_on_exhausted */
 static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
-static const char *const nulls_names[] = {"error", "skip"};	/* by skip_nulls */
+static const char *const nulls_names[] = {"error", "skip", "impute"};	/* by UnlearnNulls */
 static const char *const removal_names[] = {"immediate", "deferred"};	/* by deferred */
 static const char *const mechanism_names[] = {"newton", "noisy_gd", "fisher"};	/* by UnlearnMechanism */
 static const char *const noise_names[] = {"gaussian", "laplace"};	/* by UnlearnNoise */
@@ -278,6 +278,16 @@ catalog_has_finite_check(void)
 	return catalog_level() >= 14;
 }
 
+/*
+ * whether the catalog has "nulls": "impute" and the moments pass's
+ * unlearn._row_raw (0.20.0 on)
+ */
+bool
+catalog_has_imputation(void)
+{
+	return catalog_level() >= 14;
+}
+
 /* whether the catalog has deferred removal (0.11.0 on) */
 bool
 catalog_has_deferred_removal(void)
@@ -404,7 +414,7 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 		if (isnull)
 			corrupt_model(m, "a standardized model has no column sums");
 		m->state.column_sums = doubles_from_array(sums, &n, m);
-		if (n != 2 * map_columns(m))
+		if (n != column_sum_width(m) * map_columns(m))
 			corrupt_model(m, "column_sums has the wrong length");
 	}
 	m->state.class_rows = NULL;
@@ -655,7 +665,7 @@ model_from_result(UnlearnModel *m)
 	else
 		m->released.coef = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
 	map_from_result(m, d[29], d[30], isnull[30], d[31], isnull[31]);
-	m->def.skip_nulls = stored_choice(m, d[32], nulls_names, lengthof(nulls_names), "nulls") == 1;
+	m->def.nulls = (UnlearnNulls) stored_choice(m, d[32], nulls_names, lengthof(nulls_names), "nulls");
 	m->released.skipped = DatumGetInt64(d[33]);
 	if (m->released.skipped < 0)
 		corrupt_model(m, "skipped is out of range");
@@ -1108,7 +1118,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[28] = CStringGetTextDatum(model_status_name(MODEL_READY));
 	v[29] = CStringGetTextDatum(preprocess_names[m->def.preprocess]);
 	map_datums(m, &v[30], &nulls[30]);
-	v[32] = CStringGetTextDatum(nulls_names[m->def.skip_nulls ? 1 : 0]);
+	v[32] = CStringGetTextDatum(nulls_names[m->def.nulls]);
 	v[33] = Int64GetDatum(m->released.skipped);
 	if (m->def.is_expression != NULL)
 	{
@@ -1218,7 +1228,7 @@ write_state(UnlearnModel *m, bool full)
 		bytea_from_doubles(m->state.anchor, (Size) m->released.nclasses * m->def.p) : (Datum) 0;
 	v[6] = ObjectIdGetDatum(m->def.owner);
 	if (m->state.column_sums != NULL)
-		v[7] = float8_array(m->state.column_sums, 2 * map_columns(m));
+		v[7] = float8_array(m->state.column_sums, column_sum_width(m) * map_columns(m));
 	else
 	{
 		v[7] = (Datum) 0;
