@@ -13,7 +13,9 @@ ALTER TABLE unlearn.models
 	ADD CONSTRAINT models_mechanism_check CHECK (mechanism IN ('newton', 'noisy_gd', 'fisher')),
 	ADD COLUMN noise text NOT NULL DEFAULT 'gaussian' CHECK (noise IN ('gaussian', 'laplace')),
 	ADD COLUMN nats float8 CHECK (nats > 0 AND nats <= 1000),
-	ADD COLUMN nats_spent float8 NOT NULL DEFAULT 0 CHECK (nats_spent >= 0);
+	ADD COLUMN nats_spent float8 NOT NULL DEFAULT 0 CHECK (nats_spent >= 0),
+	ADD COLUMN filter text;
+COMMENT ON COLUMN unlearn.models.filter IS 'the row filter: a boolean expression over the row (canonical text); the model reflects the rows where it is true; NULL: every row';
 ALTER TABLE unlearn.models
 	DROP CONSTRAINT models_nulls_check,
 	ADD CONSTRAINT models_nulls_check CHECK (nulls IN ('error', 'skip', 'impute'));
@@ -122,7 +124,7 @@ CREATE FUNCTION unlearn._train(model text, source regclass, label text, features
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
 	nulls text, classes text[], removal text, mechanism text, noise float8, step_size float8,
-	training_steps float8, cohort text, noise_distribution text, nats float8)
+	training_steps float8, cohort text, noise_distribution text, nats float8, filter text)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn_train(
@@ -141,7 +143,8 @@ CREATE FUNCTION unlearn_train(
 	mechanism text DEFAULT 'newton',
 	cohort text DEFAULT NULL,
 	noise text DEFAULT 'gaussian',
-	nats float8 DEFAULT NULL)
+	nats float8 DEFAULT NULL,
+	filter text DEFAULT NULL)
 RETURNS SETOF unlearn.status
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -152,13 +155,13 @@ AS $$
 						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
 							   ELSE o.preprocess END,
 						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
-						  o.noise, o.step_size, o.training_steps, $14, $15, $16)
+						  o.noise, o.step_size, o.training_steps, $14, $15, $16, $17)
 	FROM unlearn._train_options($10) o;
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
-COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text, text, float8)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); options is a JSON object of rarely changed settings: nulls (skip or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
-COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text, text, float8) IS 'internal: unlearn_train''s implementation';
+COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text, text, float8, text)
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); filter is a boolean expression over the row, by the rules of feature expressions, and the model reflects the rows where it is true; options is a JSON object of rarely changed settings: nulls (skip, impute or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
+COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text, text, float8, text) IS 'internal: unlearn_train''s implementation';
 
 CREATE FUNCTION unlearn_budget(sigma float8, epsilon float8 DEFAULT 1, delta float8 DEFAULT 1e-4,
 	noise text DEFAULT 'gaussian') RETURNS float8

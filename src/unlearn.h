@@ -264,6 +264,9 @@ typedef struct ModelDefinition
 	int64		training_steps; /* Noisy-GD: steps of a training */
 	int			given_parameters;	/* Noisy-GD: GIVEN_* set by unlearn_train */
 	char	   *cohort;			/* the cohort column, or NULL (mechanism/cohort.c) */
+	char	   *filter;			/* the row filter's canonical text (a boolean
+								 * expression over the row), or NULL: the model
+								 * reads every row */
 } ModelDefinition;
 
 /* the Noisy-GD parameters unlearn_train may be given (given_parameters) */

@@ -1326,6 +1326,13 @@ audit_run(FunctionCallInfo fcinfo, bool per_canary)
 					 errmsg("unlearn_audit cannot insert canaries for model \"%s\", whose features are expressions",
 							m->def.name),
 					 errhint("Audit a model whose features are columns of its table.")));
+	if (m->def.filter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unlearn_audit cannot insert canaries for model \"%s\", which has a row filter",
+						m->def.name),
+				 errdetail("A canary holds only the label and the features, so the filter could leave it out."),
+				 errhint("Audit a model trained without filter => on a table of its rows.")));
 	if (pg_class_aclcheck(m->def.source, ctx.caller, ACL_INSERT) != ACLCHECK_OK ||
 		pg_class_aclcheck(m->def.source, ctx.caller, ACL_DELETE) != ACLCHECK_OK)
 		ereport(ERROR,

@@ -89,7 +89,10 @@ collect(PredictModel *pm, UnlearnModel *m, Oid relid, Collected *c)
 	int			level = pin_expression_settings();
 
 	/* names are resolved when the cursor is planned: feature expressions see built-ins only */
-	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation_qualified_name(relid), NULL),
+	/* on the model's own table, the rows of its filter */
+	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relid == m->def.source ?
+																  model_rows_of(m, relation_qualified_name(relid)) :
+																  relation_qualified_name(relid), NULL),
 									   0, NULL, NULL, NULL, true, 0);
 	unpin_expression_settings(level);
 	for (;;)

@@ -78,7 +78,12 @@ unlearn_export(PG_FUNCTION_ARGS)
 	for (k = 0; k < m->def.nfeatures; k++)
 		appendStringInfo(&buf, "%s%s", k > 0 ? ", " : "",
 						 feature_is_expression(m, k) ? "true" : "false");
-	appendStringInfo(&buf, "], \"feature_array\": %s, \"dims\": %d, \"classes\": ",
+	appendStringInfoString(&buf, "], \"filter\": ");
+	if (m->def.filter != NULL)
+		escape_json(&buf, m->def.filter);
+	else
+		appendStringInfoString(&buf, "null");
+	appendStringInfo(&buf, ", \"feature_array\": %s, \"dims\": %d, \"classes\": ",
 					 pm->map.pooled ? "true" : "false", pm->dims);
 	if (pm->loss == LOSS_SQUARED)
 		appendStringInfoString(&buf, "null");

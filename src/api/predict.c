@@ -123,6 +123,7 @@ load_predict_model(const char *name, MemoryContext cxt)
 	pm->columns->def.dims = m->def.dims;
 	pm->columns->def.loss = m->def.loss;
 	pm->columns->def.nulls = m->def.nulls;
+	pm->columns->def.filter = m->def.filter != NULL ? pstrdup(m->def.filter) : NULL;
 	MemoryContextSwitchTo(old);
 	leave_extension_context(&ctx);
 	SPI_finish();
@@ -369,7 +370,7 @@ bind_row_type(RowScorer *rs, Oid rowtype, int32 typmod, MemoryContext cxt)
 	/* unbound until the end: an error below leaves nothing half bound */
 	rs->rowtype = InvalidOid;
 	rs->desc = CreateTupleDescCopy(desc);
-	rs->expressions = feature_evaluator_create(m, rs->desc);
+	rs->expressions = feature_evaluator_create(m, rs->desc, false);
 	rs->attnums = palloc(sizeof(AttrNumber) * m->def.nfeatures);
 	if (rs->expressions != NULL)
 	{

@@ -486,6 +486,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 	}
 	else if (PG_NARGS() > 25)
 		m->def.cohort = default_cohort_column(m, relid);
+	resolve_filter(m, relid, PG_NARGS() > 28 && !PG_ARGISNULL(28) ?
+				   text_to_cstring(PG_GETARG_TEXT_PP(28)) : NULL);
 	declare_classes(m, PG_NARGS() > 19 && !PG_ARGISNULL(19) ? PG_GETARG_ARRAYTYPE_P(19) : NULL);
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
 		(!m->def.classes_declared || m->released.nlabels != 2))

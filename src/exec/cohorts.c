@@ -587,7 +587,7 @@ cohorts_whole_in_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, 
 
 	*whole = NIL;
 	if (m->def.cohort == NULL || m->released.status != MODEL_READY || m->released.skipped != 0 ||
-		!MODEL_KEEPS_STATE(m) || m->def.deferred)
+		m->def.filter != NULL || !MODEL_KEEPS_STATE(m) || m->def.deferred)
 		return NULL;
 	counts = new_key_table("unlearn transition cohorts");
 	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
@@ -890,7 +890,7 @@ cohorts_rebuild(UnlearnModel *m)
 	trailing[0] = get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort));
 	model_row_map(m, &map);
 	enter_table_owner_context(m->def.source, &ctx);
-	portal = SPI_cursor_open_with_args(NULL, build_model_select(m, relation_qualified_name(m->def.source),
+	portal = SPI_cursor_open_with_args(NULL, build_model_select(m, model_rows_of(m, relation_qualified_name(m->def.source)),
 																quote_identifier(m->def.cohort)),
 									   0, NULL, NULL, NULL, false, 0);
 	for (;;)

@@ -212,6 +212,8 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 		old_in = slot_row_decode_guarded(reader, td->tg_trigslot, old_raw, &old_label,
 										 &old_value, &old_failed);
 		old_cohort = slot_row_cohort(reader, td->tg_trigslot);
+		if (slot_row_filtered(reader))
+			old_raw = NULL;		/* no row of the model's, not even skipped */
 	}
 	if (TRIGGER_FIRED_BY_INSERT(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
@@ -222,6 +224,8 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 		new_in = slot_row_decode_guarded(reader, slot, new_raw, &new_label, &new_value,
 										 &new_failed);
 		new_cohort = slot_row_cohort(reader, slot);
+		if (slot_row_filtered(reader))
+			new_raw = NULL;
 	}
 	slot_row_reader_end(reader);
 	if (old_failed || new_failed)

@@ -40,6 +40,7 @@ extern bool feature_values_finite(const double *raw, int d);
 extern void check_feature_values(const double *raw, int d, const char *model);
 extern void resolve_features(UnlearnModel *m, Oid relid, ArrayType *features,
 							 const char *label);
+extern void resolve_filter(UnlearnModel *m, Oid relid, const char *text);
 extern void verify_source_columns(UnlearnModel *m);
 extern List *model_read_columns(UnlearnModel *m);
 extern bool model_reads_column(UnlearnModel *m, const char *column);
@@ -52,10 +53,16 @@ extern void unpin_expression_settings(int level);
 extern List *feature_expr_column_names(const char *text, const char *model);
 extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
 								bool linear, Oid *result_type);
+extern Node *filter_expr_parse(const char *text, Oid relid, const char *model,
+							   bool linear, Oid *result_type);
 extern char *feature_expr_canonical(Node *expr, Oid relid);
 extern char *feature_sql(UnlearnModel *m, int j);
 extern List *feature_column_names(UnlearnModel *m, int j);
-extern FeatureEvaluator *feature_evaluator_create(UnlearnModel *m, TupleDesc desc);
+extern FeatureEvaluator *feature_evaluator_create(UnlearnModel *m, TupleDesc desc, bool with_filter);
+extern bool feature_evaluator_selects(FeatureEvaluator *fe, TupleTableSlot *slot);
+extern Node *model_filter_parse(UnlearnModel *m, Oid relid, Oid *type);
+extern char *model_filter_sql(UnlearnModel *m);
+extern char *model_rows_of(UnlearnModel *m, const char *relation);
 extern void feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot,
 								   Datum *values, bool *isnull);
 extern void feature_evaluator_reset(FeatureEvaluator *fe);
@@ -116,6 +123,7 @@ extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
 									double *raw, char **label, double *label_value,
 									bool *failed);
 extern char *slot_row_cohort(SlotRowReader *reader, TupleTableSlot *slot);
+extern bool slot_row_filtered(SlotRowReader *reader);
 extern RowBatch *new_row_batch(int p, int capacity);
 extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
 extern void row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i);

@@ -57,6 +57,7 @@ typedef struct ExprErrorContext
 {
 	const char *text;
 	const char *model;
+	const char *what;			/* "feature expression" or "filter" */
 } ExprErrorContext;
 
 static void
@@ -64,12 +65,15 @@ expression_error_context(void *arg)
 {
 	ExprErrorContext *c = (ExprErrorContext *) arg;
 
-	errcontext("feature expression \"%s\" of model \"%s\"", c->text, c->model);
+	errcontext("%s \"%s\" of model \"%s\"", c->what, c->text, c->model);
 }
 
-/* the raw tree of one expression: "SELECT <text>" must hold nothing else */
+/*
+ * the raw tree of one expression: "SELECT <text>" must hold nothing else;
+ * what is "feature expression" or "filter"
+ */
 static Node *
-raw_expression(const char *text, const char *model)
+raw_expression(const char *text, const char *model, const char *what)
 {
 	int			level;
 	List	   *stmts;
@@ -100,6 +104,11 @@ raw_expression(const char *text, const char *model)
 				return target->val;
 		}
 	}
+	if (strcmp(what, "filter") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("filter \"%s\" of model \"%s\" is not one expression", text, model),
+				 errhint("A filter is one boolean expression over the row's columns, such as region = 'eu' AND active.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYNTAX_ERROR),
 			 errmsg("feature \"%s\" of model \"%s\" is neither a column nor one expression",
@@ -113,6 +122,7 @@ typedef struct ColumnNames
 	List	   *names;
 	const char *text;
 	const char *model;
+	const char *what;
 } ColumnNames;
 
 static bool
@@ -127,8 +137,8 @@ collect_column_refs(Node *node, ColumnNames *c)
 		if (list_length(ref->fields) != 1 || !IsA(linitial(ref->fields), String))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
-					 errmsg("feature expression \"%s\" of model \"%s\" must name columns without a table or a star",
-							c->text, c->model),
+					 errmsg("%s \"%s\" of model \"%s\" must name columns without a table or a star",
+							c->what, c->text, c->model),
 					 errhint(EXPRESSION_RULE_HINT)));
 		c->names = list_append_unique(c->names, linitial(ref->fields));
 		return false;
@@ -136,17 +146,17 @@ collect_column_refs(Node *node, ColumnNames *c)
 	if (IsA(node, SubLink))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("feature expression \"%s\" of model \"%s\" must not hold a subquery",
-						c->text, c->model),
+				 errmsg("%s \"%s\" of model \"%s\" must not hold a subquery",
+						c->what, c->text, c->model),
 				 errhint(EXPRESSION_RULE_HINT)));
 	return raw_expression_tree_walker(node, collect_column_refs, (void *) c);
 }
 
 /* the column names a raw expression reads */
 static List *
-column_refs(Node *raw, const char *text, const char *model)
+column_refs(Node *raw, const char *text, const char *model, const char *what)
 {
-	ColumnNames c = {NIL, text, model};
+	ColumnNames c = {NIL, text, model, what};
 
 	collect_column_refs(raw, &c);
 	return c.names;
@@ -156,7 +166,8 @@ column_refs(Node *raw, const char *text, const char *model)
 List *
 feature_expr_column_names(const char *text, const char *model)
 {
-	return column_refs(raw_expression(text, model), text, model);
+	return column_refs(raw_expression(text, model, "feature expression"), text, model,
+					   "feature expression");
 }
 
 /*
@@ -201,6 +212,7 @@ typedef struct ExprCheck
 {
 	const char *text;
 	const char *model;
+	const char *what;			/* "feature expression" or "filter" */
 	Oid			bad_function;
 	int			depth;			/* of the node being checked */
 	bool		linear;			/* only operations of linear cost (below) */
@@ -262,8 +274,8 @@ check_type_allowed(Oid type, ExprCheck *c)
 	if (!type_allowed(type))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("feature expression \"%s\" of model \"%s\" computes with type %s",
-						c->text, c->model, format_type_be(type)),
+				 errmsg("%s \"%s\" of model \"%s\" computes with type %s",
+						c->what, c->text, c->model, format_type_be(type)),
 				 errhint("Feature expressions compute with numbers, booleans, text, dates, timestamps without time zone and intervals.")));
 }
 
@@ -273,8 +285,8 @@ check_operator_built_in(Oid opno, ExprCheck *c)
 	if (opno >= FirstNormalObjectId)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("feature expression \"%s\" of model \"%s\" uses operator %s, which is not built in",
-						c->text, c->model, format_operator(opno)),
+				 errmsg("%s \"%s\" of model \"%s\" uses operator %s, which is not built in",
+						c->what, c->text, c->model, format_operator(opno)),
 				 errhint(EXPRESSION_RULE_HINT)));
 }
 
@@ -284,8 +296,8 @@ check_collation_built_in(Oid collation, ExprCheck *c)
 	if (collation >= FirstNormalObjectId)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("feature expression \"%s\" of model \"%s\" uses a collation that is not built in",
-						c->text, c->model),
+				 errmsg("%s \"%s\" of model \"%s\" uses a collation that is not built in",
+						c->what, c->text, c->model),
 				 errhint(EXPRESSION_RULE_HINT)));
 }
 
@@ -339,8 +351,8 @@ refuse_nonlinear(ExprCheck *c, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("feature expression \"%s\" of model \"%s\" uses %s, which only the table's owner may attach",
-					c->text, c->model, what),
+			 errmsg("%s \"%s\" of model \"%s\" uses %s, which only the table's owner may attach",
+					c->what, c->text, c->model, what),
 			 errdetail("The table's writers evaluate a model's expressions in each statement, so the owner of a model on another role's table may use only operations of linear cost."),
 			 errhint("Use comparisons, CASE, COALESCE and arithmetic on integers, floats, dates and intervals (cast numeric columns to double precision), or ask the table's owner to train the model.")));
 }
@@ -393,8 +405,8 @@ check_node(Node *node, ExprCheck *c)
 	if (c->depth > MAX_EXPRESSION_DEPTH)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("feature expression \"%s\" of model \"%s\" nests more than %d levels",
-						c->text, c->model, MAX_EXPRESSION_DEPTH),
+				 errmsg("%s \"%s\" of model \"%s\" nests more than %d levels",
+						c->what, c->text, c->model, MAX_EXPRESSION_DEPTH),
 				 errhint("Split it into several features, or simplify it.")));
 	switch (nodeTag(node))
 	{
@@ -405,8 +417,8 @@ check_node(Node *node, ExprCheck *c)
 				if (var->varlevelsup != 0 || var->varattno <= 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
-							 errmsg("feature expression \"%s\" of model \"%s\" may read only the row's own columns",
-									c->text, c->model),
+							 errmsg("%s \"%s\" of model \"%s\" may read only the row's own columns",
+									c->what, c->text, c->model),
 							 errhint(EXPRESSION_RULE_HINT)));
 				/* a domain's checks never run on a column read */
 				check_type_allowed(getBaseType(var->vartype), c);
@@ -450,16 +462,16 @@ check_node(Node *node, ExprCheck *c)
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("feature expression \"%s\" of model \"%s\" uses a construct unlearn does not evaluate",
-							c->text, c->model),
+					 errmsg("%s \"%s\" of model \"%s\" uses a construct unlearn does not evaluate",
+							c->what, c->text, c->model),
 					 errhint(EXPRESSION_RULE_HINT)));
 	}
 	check_type_allowed(exprType(node), c);
 	if (check_functions_in_node(node, function_not_allowed, (void *) c))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("feature expression \"%s\" of model \"%s\" calls %s, which is not a built-in immutable function",
-						c->text, c->model, format_procedure(c->bad_function)),
+				 errmsg("%s \"%s\" of model \"%s\" calls %s, which is not a built-in immutable function",
+						c->what, c->text, c->model, format_procedure(c->bad_function)),
 				 errdetail("An expression is evaluated while models are maintained, as other roles, so it may call only code that is built in and gives the same result for the same row."),
 				 errhint(EXPRESSION_RULE_HINT)));
 	c->depth++;
@@ -474,13 +486,13 @@ check_node(Node *node, ExprCheck *c)
  * linear cost are accepted (see MAX_LINEAR_EXPRESSION).  Errors name the
  * expression and the model, never a row.
  */
-Node *
-feature_expr_parse(const char *text, Oid relid, const char *model, bool linear,
-				   Oid *result_type)
+static Node *
+expression_parse(const char *text, Oid relid, const char *model, bool linear,
+				 Oid *result_type, const char *what)
 {
-	ExprErrorContext ectx = {text, model};
+	ExprErrorContext ectx = {text, model, what};
 	ErrorContextCallback callback;
-	ExprCheck	check = {text, model, InvalidOid, 0, linear};
+	ExprCheck	check = {text, model, what, InvalidOid, 0, linear};
 	List	   *names;
 	ListCell   *lc;
 	Node	   *raw;
@@ -493,12 +505,12 @@ feature_expr_parse(const char *text, Oid relid, const char *model, bool linear,
 	if (linear && strlen(text) > MAX_LINEAR_EXPRESSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("feature expression of model \"%s\" is longer than %d bytes, which only the table's owner may attach",
-						model, MAX_LINEAR_EXPRESSION),
+				 errmsg("%s of model \"%s\" is longer than %d bytes, which only the table's owner may attach",
+						what, model, MAX_LINEAR_EXPRESSION),
 				 errdetail("The table's writers evaluate a model's expressions in each statement."),
 				 errhint("Split it into shorter features, or ask the table's owner to train the model.")));
-	raw = raw_expression(text, model);
-	names = column_refs(raw, text, model);
+	raw = raw_expression(text, model, what);
+	names = column_refs(raw, text, model, what);
 	foreach(lc, names)
 	{
 		AttrNumber	attnum = get_attnum(relid, strVal(lfirst(lc)));
@@ -508,7 +520,7 @@ feature_expr_parse(const char *text, Oid relid, const char *model, bool linear,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("column \"%s\" of relation \"%s\" does not exist",
 							strVal(lfirst(lc)), get_rel_name(relid)),
-					 errcontext("feature expression \"%s\" of model \"%s\"", text, model)));
+					 errcontext("%s \"%s\" of model \"%s\"", what, text, model)));
 	}
 
 	callback.callback = expression_error_context;
@@ -531,6 +543,20 @@ feature_expr_parse(const char *text, Oid relid, const char *model, bool linear,
 	error_context_stack = callback.previous;
 	*result_type = exprType(expr);
 	return expr;
+}
+
+Node *
+feature_expr_parse(const char *text, Oid relid, const char *model, bool linear,
+				   Oid *result_type)
+{
+	return expression_parse(text, relid, model, linear, result_type, "feature expression");
+}
+
+/* feature_expr_parse for a model's row filter: its errors call it one */
+Node *
+filter_expr_parse(const char *text, Oid relid, const char *model, bool linear, Oid *result_type)
+{
+	return expression_parse(text, relid, model, linear, result_type, "filter");
 }
 
 /* each collatable column read under its collation named: see feature_expr_canonical */
@@ -580,6 +606,36 @@ feature_sql(UnlearnModel *m, int j)
 	return (char *) quote_identifier(m->def.features[j]);
 }
 
+/*
+ * Parse and check m's row filter against relid, by the rules of feature
+ * expressions (linear: only operations of linear cost); *type receives its
+ * type.
+ */
+Node *
+model_filter_parse(UnlearnModel *m, Oid relid, Oid *type)
+{
+	return filter_expr_parse(m->def.filter, relid, m->def.name, false, type);
+}
+
+/* the SQL of m's row filter, "(text)", or NULL: every row */
+char *
+model_filter_sql(UnlearnModel *m)
+{
+	return m->def.filter != NULL ? psprintf("(%s)", m->def.filter) : NULL;
+}
+
+/*
+ * The rows of relation (the model's table) a query over them reads for
+ * the model: "relation WHERE (filter)", or relation
+ */
+char *
+model_rows_of(UnlearnModel *m, const char *relation)
+{
+	if (m->def.filter == NULL)
+		return (char *) relation;
+	return psprintf("%s WHERE (%s)", relation, m->def.filter);
+}
+
 /* the columns feature j reads */
 List *
 feature_column_names(UnlearnModel *m, int j)
@@ -599,7 +655,8 @@ typedef struct VarMove
 	TupleDesc	from;
 	TupleDesc	to;
 	UnlearnModel *m;
-	int			feature;
+	const char *what;			/* "feature expression" or "filter" */
+	const char *text;			/* its text */
 } VarMove;
 
 static Node *
@@ -622,8 +679,8 @@ move_vars(Node *node, VarMove *mv)
 			if (att->atttypid != var->vartype || att->attcollation != var->varcollid)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("column \"%s\" of the row has type %s, but feature expression \"%s\" of model \"%s\" reads it as %s",
-								name, format_type_be(att->atttypid), mv->m->def.features[mv->feature],
+						 errmsg("column \"%s\" of the row has type %s, but %s \"%s\" of model \"%s\" reads it as %s",
+								name, format_type_be(att->atttypid), mv->what, mv->text,
 								mv->m->def.name, format_type_be(var->vartype))));
 			var->varattno = var->varattnosyn = a + 1;
 			var->vartypmod = att->atttypmod;
@@ -632,8 +689,8 @@ move_vars(Node *node, VarMove *mv)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("the row has no column \"%s\"", name),
-				 errhint("Feature expression \"%s\" of model \"%s\" reads it.",
-						 mv->m->def.features[mv->feature], mv->m->def.name)));
+				 errhint("The %s \"%s\" of model \"%s\" reads it.",
+						 mv->what, mv->text, mv->m->def.name)));
 	}
 	return expression_tree_mutator(node, move_vars, (void *) mv);
 }
@@ -642,32 +699,50 @@ struct FeatureEvaluator
 {
 	UnlearnModel *m;
 	ExprState **states;			/* per feature; NULL for a column */
+	ExprState  *filter;			/* the row filter, or NULL */
 	ExprContext *econtext;
 };
 
 /*
- * An evaluator of m's expression features over slots of desc, allocated
- * in the current memory context; NULL when m has none.
+ * An evaluator of m's expression features, and with with_filter of its row
+ * filter, over slots of desc, allocated in the current memory context;
+ * NULL when it has nothing to evaluate.
  */
 FeatureEvaluator *
-feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
+feature_evaluator_create(UnlearnModel *m, TupleDesc desc, bool with_filter)
 {
 	FeatureEvaluator *fe;
 	Relation	source;
 	int			j;
 
-	if (m->def.is_expression == NULL)
+	with_filter = with_filter && m->def.filter != NULL;
+	if (m->def.is_expression == NULL && !with_filter)
 		return NULL;
 	fe = palloc0(sizeof(FeatureEvaluator));
 	fe->m = m;
 	fe->states = palloc0(sizeof(ExprState *) * m->def.nfeatures);
 	fe->econtext = CreateStandaloneExprContext();
 	source = relation_open(m->def.source, AccessShareLock);
+	if (with_filter)
+	{
+		Oid			type;
+		Node	   *expr = model_filter_parse(m, m->def.source, &type);
+		VarMove		mv = {RelationGetDescr(source), desc, m, "filter", m->def.filter};
+
+		if (type != BOOLOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("the filter of model \"%s\" now has type %s, not boolean",
+							m->def.name, format_type_be(type)),
+					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->def.name)));
+		expr = move_vars(expr, &mv);
+		fe->filter = ExecInitExpr(expression_planner((Expr *) expr), NULL);
+	}
 	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		Oid			type;
 		Node	   *expr;
-		VarMove		mv = {RelationGetDescr(source), desc, m, j};
+		VarMove		mv = {RelationGetDescr(source), desc, m, "feature expression", m->def.features[j]};
 
 		if (!feature_is_expression(m, j))
 			continue;
@@ -694,7 +769,7 @@ feature_evaluator_create(UnlearnModel *m, TupleDesc desc)
 void
 feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot, Datum *values, bool *isnull)
 {
-	ExprErrorContext ectx = {NULL, fe->m->def.name};
+	ExprErrorContext ectx = {NULL, fe->m->def.name, "feature expression"};
 	ErrorContextCallback callback;
 	int			j;
 
@@ -710,6 +785,30 @@ feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot, Datum *values
 			values[j + 1] = ExecEvalExprSwitchContext(fe->states[j], fe->econtext, &isnull[j + 1]);
 		}
 	error_context_stack = callback.previous;
+}
+
+/*
+ * Whether the row in slot passes the model's row filter (true when the
+ * evaluator has none); NULL counts as false, as in a WHERE clause.
+ */
+bool
+feature_evaluator_selects(FeatureEvaluator *fe, TupleTableSlot *slot)
+{
+	ExprErrorContext ectx = {fe->m->def.filter, fe->m->def.name, "filter"};
+	ErrorContextCallback callback;
+	bool		isnull;
+	Datum		d;
+
+	if (fe->filter == NULL)
+		return true;
+	callback.callback = expression_error_context;
+	callback.arg = &ectx;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	fe->econtext->ecxt_scantuple = slot;
+	d = ExecEvalExprSwitchContext(fe->filter, fe->econtext, &isnull);
+	error_context_stack = callback.previous;
+	return !isnull && DatumGetBool(d);
 }
 
 void

@@ -179,9 +179,38 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 }
 
 /*
+ * Set m's row filter from its text (NULL: none): a boolean expression over
+ * the rows of relid, under the rules of feature expressions (linear cost
+ * only, unless the model's owner owns the table), kept as canonical text.
+ */
+void
+resolve_filter(UnlearnModel *m, Oid relid, const char *text)
+{
+	Node	   *expr;
+	Oid			type;
+
+	m->def.filter = NULL;
+	if (text == NULL)
+		return;
+	if (!catalog_has_row_filters())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("row filters need version 0.20.0 of the unlearn catalog"),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
+	expr = filter_expr_parse(text, relid, m->def.name, !model_owner_owns_table(m), &type);
+	if (type != BOOLOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the filter of model \"%s\" has type %s, not boolean", m->def.name,
+						format_type_be(type)),
+				 errhint("A filter is a boolean expression over the row, such as region = 'eu' AND active.")));
+	m->def.filter = feature_expr_canonical(expr, relid);
+}
+
+/*
  * Check that the model's columns are still there with the types it was
- * trained on, and its cohort column by its name.  Errors name the model
- * and the column.
+ * trained on, its row filter still a boolean expression over them, and its
+ * cohort column by its name.  Errors name the model and the column.
  */
 void
 verify_source_columns(UnlearnModel *m)
@@ -224,6 +253,27 @@ verify_source_columns(UnlearnModel *m)
 					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
 							 m->def.name)));
 	}
+	if (m->def.filter != NULL)
+	{
+		ListCell   *lc;
+		Oid			type;
+
+		foreach(lc, feature_expr_column_names(m->def.filter, m->def.name))
+			if (get_attnum(m->def.source, strVal(lfirst(lc))) <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("model \"%s\" depends on column \"%s\" of table \"%s\" through its filter",
+								m->def.name, strVal(lfirst(lc)), get_rel_name(m->def.source)),
+						 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
+								 m->def.name)));
+		(void) model_filter_parse(m, m->def.source, &type);
+		if (type != BOOLOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("the filter of model \"%s\" now has type %s, not boolean",
+							m->def.name, format_type_be(type)),
+					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->def.name)));
+	}
 	/* the cohort column keeps its name (a rename would let another column take it) */
 	if (m->def.cohort != NULL)
 	{
@@ -241,8 +291,9 @@ verify_source_columns(UnlearnModel *m)
 }
 
 /*
- * Every column m reads: its label, its feature columns and the columns its
- * feature expressions read (a name may repeat).
+ * Every column m reads: its label, its feature columns, the columns its
+ * feature expressions and its row filter read (a name may repeat), and its
+ * cohort column.
  */
 List *
 model_read_columns(UnlearnModel *m)
@@ -252,6 +303,8 @@ model_read_columns(UnlearnModel *m)
 
 	for (j = 0; j < m->def.nfeatures; j++)
 		names = list_concat(names, feature_column_names(m, j));
+	if (m->def.filter != NULL)
+		names = list_concat(names, feature_expr_column_names(m->def.filter, m->def.name));
 	if (m->def.cohort != NULL)
 		names = lappend(names, makeString(m->def.cohort));
 	return names;

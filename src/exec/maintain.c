@@ -834,7 +834,7 @@ suspend_for_failed_expression(UnlearnModel *m, Oid caller)
 	m->call.changed_by = caller;
 	ereport(MODEL_WARNING(m),
 			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("model \"%s\" is suspended: a feature expression failed for a row of table \"%s\"",
+			 errmsg("model \"%s\" is suspended: a feature expression or the filter failed for a row of table \"%s\"",
 					m->def.name, get_rel_name(m->def.source)),
 			 errdetail("The statement goes on; the row is outside the model."),
 			 errhint("Make the expression null where it fails, as in ln(NULLIF(income, 0)), then train the model again with unlearn_train(..., replace => true).")));

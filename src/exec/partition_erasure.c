@@ -143,7 +143,8 @@ count_leaving_from_bounds(UnlearnModel *m, LeavingRows *lr)
 	char	  **keys;
 	int64	   *rows;
 
-	if (m->def.cohort == NULL || m->released.skipped != 0 || list_length(lr->leaves) != 1 ||
+	if (m->def.cohort == NULL || m->released.skipped != 0 || m->def.filter != NULL ||
+		list_length(lr->leaves) != 1 ||
 		!get_rel_relispartition(leaf) || get_partition_parent(leaf, true) != m->def.source)
 		return false;
 	attnum = get_attnum(m->def.source, m->def.cohort);
@@ -237,7 +238,7 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 										   "FROM ONLY %s GROUP BY 1",
 										   m->def.cohort != NULL ? quote_identifier(m->def.cohort) : "NULL::text",
 										   m->def.cohort != NULL ? cohort_collation(base) : "",
-										   cond.data, relation_qualified_name(leaf)),
+										   cond.data, model_rows_of(m, relation_qualified_name(leaf))),
 								  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the rows of %s", relation_qualified_name(leaf));
 		for (r = 0; r < SPI_processed; r++)

@@ -395,9 +395,9 @@ squared_label_condition(UnlearnModel *m)
 
 /*
  * Append the SQL condition "the row is in the model": it has a label,
- * under "nulls": "skip" no null in a model column, and with declared
+ * under "nulls": "skip" no null in a model column, with declared
  * classes a label among them (query parameter $param, see
- * append_declared_label_condition).  model_row_count counts with it and
+ * append_declared_label_condition), and it passes the row filter.  model_row_count counts with it and
  * training passes read with it (train_pass.c).
  */
 void
@@ -410,6 +410,8 @@ append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 		appendStringInfo(cond, " AND NOT (%s)", model_null_condition(m, false));
 	if (m->def.classes_declared)
 		append_declared_label_condition(m, cond, param);
+	if (m->def.filter != NULL)
+		appendStringInfo(cond, " AND %s", model_filter_sql(m));
 }
 
 /*
@@ -745,6 +747,7 @@ struct SlotRowReader
 	bool	   *isnull;
 	FeatureEvaluator *expressions;
 	bool		evaluating;		/* inside the expressions of a row */
+	bool		filtered;		/* the last row decoded failed the row filter */
 	AttrNumber	cohort_attnum;	/* the cohort column, or 0 */
 	Oid			cohort_base;	/* its base type */
 };
@@ -760,7 +763,7 @@ slot_row_reader_begin(UnlearnModel *m, Relation rel)
 	reader->attnums = palloc(sizeof(AttrNumber) * (m->def.nfeatures + 1));
 	reader->values = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	reader->isnull = palloc(sizeof(bool) * (m->def.nfeatures + 1));
-	reader->expressions = feature_evaluator_create(m, desc);
+	reader->expressions = feature_evaluator_create(m, desc, true);
 	for (j = 0; j <= m->def.nfeatures; j++)
 	{
 		const char *col = j == 0 ? m->def.label : m->def.features[j - 1];
@@ -805,12 +808,21 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 	bool		decoded;
 	int			j;
 
+	reader->filtered = false;
 	for (j = 0; j <= m->def.nfeatures; j++)
 		if (reader->attnums[j] != InvalidAttrNumber)
 			reader->values[j] = slot_getattr(slot, reader->attnums[j], &reader->isnull[j]);
 	if (reader->expressions != NULL)
 	{
+		/* a row the filter leaves out is outside the model */
 		reader->evaluating = true;
+		if (!feature_evaluator_selects(reader->expressions, slot))
+		{
+			reader->filtered = true;
+			reader->evaluating = false;
+			feature_evaluator_reset(reader->expressions);
+			return false;
+		}
 		feature_evaluator_fill(reader->expressions, slot, reader->values, reader->isnull);
 		reader->evaluating = false;
 	}
@@ -819,6 +831,16 @@ slot_row_decode(SlotRowReader *reader, TupleTableSlot *slot, double *raw, char *
 	if (reader->expressions != NULL)
 		feature_evaluator_reset(reader->expressions);
 	return decoded;
+}
+
+/*
+ * Whether the last row decoded was left out by the model's row filter: a
+ * row that is no row of the model's, not counted among the skipped
+ */
+bool
+slot_row_filtered(SlotRowReader *reader)
+{
+	return reader->filtered;
 }
 
 /* the cohort key of a row (cohorts.c), or NULL: none, or no cohort column */

@@ -80,7 +80,7 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	Datum		classes;
 
 	*skipped = 0;
-	if (m->def.nulls == NULLS_ERROR && !m->def.classes_declared)
+	if (m->def.nulls == NULLS_ERROR && !m->def.classes_declared && m->def.filter == NULL)
 		return relation_row_count(m->def.source);
 	initStringInfo(&cond);
 	append_model_row_condition(m, &cond, 1);
@@ -88,7 +88,7 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	classes = m->def.classes_declared ?
 		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
-									   cond.data, relation),
+									   cond.data, model_rows_of(m, relation)),
 							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not count the rows of %s", relation);
@@ -127,7 +127,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 
 	/* planned and run as the table's owner (privilege.c) */
 	enter_table_owner_context(m->def.source, &ctx);
-	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, relation, NULL),
+	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, model_rows_of(m, relation), NULL),
 									   0, NULL, NULL, NULL, false, 0);
 	for (;;)
 	{

@@ -135,7 +135,8 @@ scan_filter(UnlearnModel *m)
 	StringInfoData filter;
 
 	initStringInfo(&filter);
-	if (m->def.nulls != NULLS_ERROR || m->def.classes_declared || m->def.loss == LOSS_SQUARED)
+	if (m->def.nulls != NULLS_ERROR || m->def.classes_declared || m->def.loss == LOSS_SQUARED ||
+		m->def.filter != NULL)
 	{
 		appendStringInfoString(&filter, " WHERE ");
 		append_model_row_condition(m, &filter, PARAM_DECLARED);
@@ -419,7 +420,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 						 " pg_catalog.count(*) FILTER (WHERE s OPERATOR(pg_catalog.>=) 0 AND NOT f)"
 						 " FROM (SELECT %s AS key, unlearn._array_shape(%s) AS s, %s AS f FROM %s OFFSET 0) AS r"
 						 " GROUP BY 1", key_sql, feature_sql(m, 0), finite ? finite : "true",
-						 scan->relation);
+						 model_rows_of(m, scan->relation));
 	}
 	else
 	{
@@ -439,7 +440,7 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 							 missing, finite);
 		else
 			appendStringInfoString(&q, ", 0::pg_catalog.int8");
-		appendStringInfo(&q, " FROM %s GROUP BY 1", scan->relation);
+		appendStringInfo(&q, " FROM %s GROUP BY 1", model_rows_of(m, scan->relation));
 	}
 	run_pass(scan, "census", 1, q.data, 0, NULL, NULL, NULL);
 

@@ -212,7 +212,7 @@ read_transition(UnlearnModel *m, Tuplestorestate *ts, Relation rel, Oid caller, 
 									&batch->labels[batch->count],
 									&batch->label_values[batch->count], &failed))
 			batch->cohorts[batch->count++] = cohort;
-		else
+		else if (!slot_row_filtered(reader))
 			batch->skipped++;
 		if (failed)
 			suspend_for_failed_expression(m, caller);

@@ -181,7 +181,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define COHORT_COLUMN ", cohort"
 
-#define NOISE_COLUMNS ", noise, nats, nats_spent"
+#define NOISE_COLUMNS ", noise, nats, nats_spent, filter"
 
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
@@ -284,6 +284,13 @@ catalog_has_finite_check(void)
  */
 bool
 catalog_has_imputation(void)
+{
+	return catalog_level() >= 14;
+}
+
+/* whether the catalog keeps a model's row filter (0.20.0 on) */
+bool
+catalog_has_row_filters(void)
 {
 	return catalog_level() >= 14;
 }
@@ -556,13 +563,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_result(UnlearnModel *m)
 {
-	bool		isnull[49];
-	Datum		d[49];
+	bool		isnull[50];
+	Datum		d[50];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 49; i++)
+	for (i = 1; i <= 50; i++)
 	{
 		if (i > SPI_tuptable->tupdesc->natts)
 		{
@@ -581,14 +588,18 @@ model_from_result(UnlearnModel *m)
 				i == 47 ? CStringGetTextDatum(noise_names[0]) :
 				i == 49 ? Float8GetDatum(0.0) :
 				(i >= 42 && i <= 44) ? Int64GetDatum(0) : (Datum) 0;
-			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i == 48 || i < 30;
+			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i == 48 || i == 50 || i < 30;
 			continue;
 		}
 		d[i - 1] = getcol(i, &isnull[i - 1]);
 	}
-	/* every column but classes (9), coef (28), centre, spread, expressions, cohort and nats is NOT NULL */
-	for (i = 0; i < 49; i++)
-		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34 && i != 45 && i != 47)
+	/*
+	 * every column but classes (9), coef (28), centre, spread, expressions,
+	 * cohort, nats and filter is NOT NULL
+	 */
+	for (i = 0; i < 50; i++)
+		if (isnull[i] && i != 8 && i != 27 && i != 30 && i != 31 && i != 34 && i != 45 && i != 47 &&
+			i != 49)
 			corrupt_model(m, "a required column is null");
 	m->def.owner = DatumGetObjectId(d[1]);
 	m->def.source = DatumGetObjectId(d[2]);
@@ -709,6 +720,7 @@ model_from_result(UnlearnModel *m)
 		(m->def.noise == NOISE_LAPLACE && m->def.mechanism != MECHANISM_NEWTON))
 		corrupt_model(m, "the noise or nats are out of range");
 	m->def.cohort = isnull[45] ? NULL : TextDatumGetCString(d[45]);
+	m->def.filter = isnull[49] ? NULL : TextDatumGetCString(d[49]);
 	if (m->def.cohort != NULL &&
 		(m->def.mechanism == MECHANISM_NOISY_GD ||
 		 (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR)))
@@ -1060,22 +1072,22 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 void
 catalog_insert_model(UnlearnModel *m)
 {
-	Oid			types[49] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
+	Oid			types[50] = {TEXTOID, OIDOID, OIDOID, TEXTOID, TEXTARRAYOID, BOOLOID,
 		OIDARRAYOID, TEXTOID, TEXTARRAYOID, INT4OID, BOOLOID, FLOAT8OID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT4OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, TEXTOID,
 	FLOAT8ARRAYOID, TEXTOID, TEXTOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT8OID, BOOLARRAYOID,
 	FLOAT8OID, INT4OID, BOOLOID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID, INT8OID, INT4OID, TEXTOID,
-	TEXTOID, FLOAT8OID, FLOAT8OID};
-	Datum		v[49];
-	char		nulls[50];
+	TEXTOID, FLOAT8OID, FLOAT8OID, TEXTOID};
+	Datum		v[50];
+	char		nulls[51];
 	int			level = catalog_level();
 	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
 	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[49] = '\0';
+	nulls[50] = '\0';
 	release_weights(m);
 	for (i = 0; i <= m->def.nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
@@ -1152,10 +1164,15 @@ catalog_insert_model(UnlearnModel *m)
 	if (m->def.mechanism != MECHANISM_FISHER)
 		nulls[47] = 'n';
 	v[48] = Float8GetDatum(m->released.nats_spent);
-	if ((m->def.mechanism == MECHANISM_FISHER || m->def.noise != NOISE_GAUSSIAN) && level < 14)
+	v[49] = m->def.filter != NULL ? CStringGetTextDatum(m->def.filter) : (Datum) 0;
+	if (m->def.filter == NULL)
+		nulls[49] = 'n';
+	if ((m->def.mechanism == MECHANISM_FISHER || m->def.noise != NOISE_GAUSSIAN ||
+		 m->def.filter != NULL) && level < 14)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the installed catalog of unlearn predates %s",
+						m->def.filter != NULL ? "row filters" :
 						m->def.noise != NOISE_GAUSSIAN ? "noise \"laplace\"" : "the mechanism \"fisher\""),
 				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
 	if (m->def.cohort != NULL && level < 13)
@@ -1187,8 +1204,8 @@ catalog_insert_model(UnlearnModel *m)
 										 level >= 8 ? "$38, " : "", level >= 10 ? "$39, " : "",
 										 level >= 12 ? "$40, $41, $42, $43, $44, $45, " : "",
 										 level >= 13 ? "$46, " : "",
-										 level >= 14 ? "$47, $48, $49, " : ""),
-								level >= 14 ? 49 : level >= 13 ? 46 : level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
+										 level >= 14 ? "$47, $48, $49, $50, " : ""),
+								level >= 14 ? 50 : level >= 13 ? 46 : level >= 12 ? 45 : level >= 10 ? 39 : level >= 8 ? 38 : level >= 7 ? 37 : level >= 6 ? 35 : level >= 4 ? 34 :
 								level >= 3 ? 32 : 29,
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)

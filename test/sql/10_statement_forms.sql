@@ -1,7 +1,9 @@
 -- Every form of statement leaves each model reflecting exactly the table's
 -- rows, with spent covering the true residual: upsert, MERGE, writable
--- CTEs, foreign-key cascades and COPY.  A query may fire the DELETE, INSERT
--- and UPDATE triggers of one table together; its rows are applied once.
+-- CTEs, foreign-key cascades and COPY; a model with a row filter exactly
+-- the rows that pass it, as statements move rows into and out of it.  A
+-- query may fire the DELETE, INSERT and UPDATE triggers of one table
+-- together; its rows are applied once.
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
 CREATE TABLE sf_groups (grp int PRIMARY KEY);
@@ -23,13 +25,20 @@ SELECT model FROM unlearn_train('sf_taylor', 'sf', 'high', '{age,sex,bmi,bp,s1,s
 								lambda => 1e-2, sigma => 1);
 SELECT model FROM unlearn_train('sf_tight', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								lambda => 1e-2, sigma => 1e-4);
+-- the same least squares and taylor models on the rows of a filter
+SELECT model FROM unlearn_train('sf_lsq_filtered', 'sf', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								loss => 'squared', lambda => 1e-4, sigma => 0, filter => 'grp < 5 OR bmi > 0.03');
+SELECT model FROM unlearn_train('sf_taylor_filtered', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								lambda => 1e-2, sigma => 1, filter => 'grp < 5 OR bmi > 0.03');
 
--- in_step: the model's row count is the table's; certified: the exact
+-- in_step: the model's row count is the table's (that of the rows the
+-- filter passes, for a filtered model); certified: the exact
 -- residual is within spent; refit: least squares equals a refit (same b,
 -- Lambda and row map) to 1e-9 relative
 CREATE FUNCTION pg_temp.check(what text) RETURNS TABLE (statement text, model text, in_step boolean,
 	certified boolean, refit boolean) LANGUAGE sql AS $$
-	SELECT what, m.model, m.rows = (SELECT count(*) FROM sf), v.certified,
+	SELECT what, m.model, m.rows = (SELECT count(*) FROM sf WHERE m.filter IS NULL OR grp < 5 OR bmi > 0.03),
+		   v.certified,
 		   m.loss <> 'squared' OR v.retrain_distance <=
 			   1e-9 * (SELECT sqrt(sum(c ^ 2)) FROM unnest(unlearn_coef(m.model)) c)
 	FROM unlearn.models m, unlearn_verify(m.model) v
@@ -146,5 +155,5 @@ SELECT retrains + reanchors > 3 AS tight_read_the_table FROM unlearn.models WHER
 SELECT model, operation, rows_removed, rows_added FROM unlearn.ledger
 WHERE model = 'sf_lsq' AND operation NOT IN ('train') ORDER BY id;
 
-SELECT unlearn_drop('sf_lsq'), unlearn_drop('sf_exact'), unlearn_drop('sf_taylor'), unlearn_drop('sf_tight');
+SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'sf\_%';
 DROP TABLE sf, sf_groups;

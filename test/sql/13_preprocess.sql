@@ -44,7 +44,7 @@ SELECT count(*) AS stranger_sees_sums FROM unlearn.model_state WHERE model = 'pp
 UPDATE unlearn.models SET centre = '{0,0,0,0,0,0,0,0,0,0}' WHERE model = 'pp';
 SELECT unlearn._train('pp_x', 'pp', 'target', '{age}', 'squared', 1e-3, 0, 1, 1e-4, true,
 					  'taylor', 'retrain', 'statement', false, false, NULL, NULL, NULL, 'error', NULL, 'immediate', 'newton',
-					  NULL, NULL, NULL, NULL, NULL, NULL);
+					  NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 RESET ROLE;
 
 -- 2. After every statement, whatever its form, centre and spread are those
