@@ -46,7 +46,7 @@ static const TrainOption train_options[] = {
 	{"preprocess", OPTION_TEXT, "standardize"},
 	{"centre", OPTION_FLOAT_ARRAY, NULL},
 	{"spread", OPTION_FLOAT_ARRAY, NULL},
-	{"nulls", OPTION_TEXT, "skip"},
+	{"nulls", OPTION_TEXT, "impute"},
 	{"classes", OPTION_TEXT_ARRAY, NULL},
 	{"removal", OPTION_TEXT, "immediate"},
 	{"noise", OPTION_NUMBER, NULL},

@@ -430,10 +430,13 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", feature_sql(m, j));
 		if (m->def.feature_array && m->def.nulls == NULLS_ERROR)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE %s)", model_null_element_condition(feature_sql(m, 0)));
-		/* the widths of the arrays a pass reads: under 'impute', every one */
+		/*
+		 * the widths of the arrays a pass reads, an empty one 0: under
+		 * 'impute', every array that is not null
+		 */
 		if (m->def.feature_array)
-			appendStringInfo(&q, ", pg_catalog.min(pg_catalog.array_length(%s, 1)) FILTER (WHERE %s),"
-							 " pg_catalog.max(pg_catalog.array_length(%s, 1)) FILTER (WHERE %s)",
+			appendStringInfo(&q, ", pg_catalog.min(COALESCE(pg_catalog.array_length(%s, 1), 0)) FILTER (WHERE %s),"
+							 " pg_catalog.max(COALESCE(pg_catalog.array_length(%s, 1), 0)) FILTER (WHERE %s)",
 							 feature_sql(m, 0), width_rows, feature_sql(m, 0), width_rows);
 		if (finite != NULL)
 			appendStringInfo(&q, ", pg_catalog.count(*) FILTER (WHERE NOT (%s) AND NOT (%s))",
@@ -506,10 +509,18 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 			int			lo = DatumGetInt32(SPI_getbinval(tup, desc, col, &isnull));
 			int			hi = DatumGetInt32(SPI_getbinval(tup, desc, col + 1, &isnull));
 
-			if (isnull)
-				lo = hi = 0;	/* only empty arrays */
-			min_width = min_width < 0 ? lo : Min(min_width, lo);
-			max_width = Max(max_width, hi);
+			if (!isnull)
+			{
+				min_width = min_width < 0 ? lo : Min(min_width, lo);
+				max_width = Max(max_width, hi);
+			}
+			else if (m->def.nulls != NULLS_IMPUTE)
+			{
+				/* only empty arrays (lean census: none of the counted shape) */
+				min_width = min_width < 0 ? 0 : Min(min_width, 0);
+				max_width = Max(max_width, 0);
+			}
+			/* under 'impute', only null arrays: rows of missing values */
 		}
 		kept += count;
 		if (labels != NULL && count > 0)
@@ -555,7 +566,9 @@ census(TrainingScan *scan, LabelSet *labels, int64 *rows)
 								m->def.name, UNLEARN_MAX_DIMS)));
 			m->def.dims = min_width;
 		}
-		if (min_width != m->def.dims || max_width != m->def.dims)
+		/* under 'impute', rows whose arrays are all null have no width */
+		if ((min_width >= 0 || m->def.nulls != NULLS_IMPUTE) &&
+			(min_width != m->def.dims || max_width != m->def.dims))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("expected %d features, not %d", m->def.dims,
@@ -589,6 +602,7 @@ fit_column_map(TrainingScan *scan)
 	int			columns = map_columns(m);
 	char	   *query;
 	ArrayType  *a;
+	Datum		d;
 	bool		isnull;
 	const double *v;
 
@@ -600,10 +614,19 @@ fit_column_map(TrainingScan *scan)
 	run_pass(scan, "column moments", 1, query, 0, NULL, NULL, NULL);
 	if (SPI_processed != 1)
 		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no row", m->def.name);
-	a = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || ARR_NDIM(a) != 1 || ARR_DIMS(a)[0] != 3 * columns)
-		elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->def.name);
-	v = (const double *) ARR_DATA_PTR(a);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull && m->def.nulls == NULLS_IMPUTE)
+	{
+		/* every row's array is null: no column has a value */
+		v = palloc0(sizeof(double) * 3 * columns);
+	}
+	else
+	{
+		a = isnull ? NULL : DatumGetArrayTypeP(d);
+		if (a == NULL || ARR_NDIM(a) != 1 || ARR_DIMS(a)[0] != 3 * columns)
+			elog(ERROR, "unlearn: the moments pass of model \"%s\" returned no moments", m->def.name);
+		v = (const double *) ARR_DATA_PTR(a);
+	}
 	column_map_fit_moments(m, v, v + columns, v + 2 * columns);
 	progress_pass_done(m->released.rows);
 	SPI_freetuptable(SPI_tuptable);

@@ -217,7 +217,8 @@ grid_cell(double mean, double sd, int steps, double *centre, double *spread)
 	double		h = s / 4;
 
 	*spread = s;
-	*centre = h * round(mean / h);
+	/* + 0.0 makes a centre of -0 +0: its sign must not tell which side 0 a mean was */
+	*centre = h * round(mean / h) + 0.0;
 	if (!isfinite(*centre))
 		*centre = mean;
 }

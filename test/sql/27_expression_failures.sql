@@ -72,7 +72,9 @@ SELECT m.rows + m.skipped AS counted, (SELECT count(*) FROM ef) AS in_table,
 	FROM unlearn.models m WHERE model = 'ef_m';
 SELECT count(*) AS failing FROM ef WHERE income = 0 OR age = 19;
 
--- 3. retraining fails on the same rows; the model trained again with the expression mended counts them outside, certified
+-- 3. retraining fails on the same rows; the model trained again with the
+-- expression mended reads them, a null being a missing value ("nulls":
+-- "impute", the default), certified
 SET ROLE ef_modeler;
 SELECT model FROM unlearn_retrain('ef_m');
 SELECT model, rows, skipped FROM unlearn_train('ef_m', 'ef', 'y',

@@ -72,7 +72,8 @@ CREATE TABLE imp_filled AS
 SELECT id, coalesce(a, centre[1]) AS a, coalesce(b::float8, centre[2]) AS b, coalesce(c::float8, centre[3]) AS c,
 	   coalesce((d - date '1970-01-01')::float8, centre[4]) AS d, y
 FROM imp, unlearn.models WHERE model = 'imp_ls';
-SELECT format('{"preprocess": "declared", "centre": %s, "spread": %s}', to_json(centre), to_json(spread)) AS declared
+SELECT format('{"preprocess": "declared", "centre": %s, "spread": %s, "nulls": "skip"}', to_json(centre),
+			  to_json(spread)) AS declared
 FROM unlearn.models WHERE model = 'imp_ls' \gset
 SELECT model, rows FROM unlearn_train('imp_filled', 'imp_filled', 'y', '{a,b,c,d}', loss => 'squared', sigma => 0,
 									  options => :'declared');
@@ -149,6 +150,26 @@ SELECT certified FROM unlearn_verify('imp_arr');
 -- an array of another length is still an error, as under every policy
 UPDATE imp_arr SET x = '{1,2}' WHERE id = 1;
 
+-- every row of a class (or of the table) with a null array: retraining
+-- reads them as rows of missing values
+CREATE TABLE imp_arr_null (id int PRIMARY KEY, x float8[], y float8);
+INSERT INTO imp_arr_null SELECT i, CASE WHEN i = 1 THEN '{1,2}'::float8[] END, i FROM generate_series(1, 20) i;
+SELECT model, rows FROM unlearn_train('imp_an', 'imp_arr_null', 'y', '{x}', loss => 'squared', sigma => 0,
+									  options => '{"nulls": "impute"}');
+DELETE FROM imp_arr_null WHERE id = 1;
+SELECT rows, retrains, centre FROM unlearn.models WHERE model = 'imp_an';
+CREATE TABLE imp_cls (id int PRIMARY KEY, x float8[], y boolean);
+INSERT INTO imp_cls SELECT i, CASE WHEN i % 2 = 0 THEN ARRAY[(i % 10)::float8, ((i * 3) % 10)::float8] END, i % 2 = 0
+FROM generate_series(1, 400) i;
+SELECT model, rows FROM unlearn_train('imp_cls', 'imp_cls', 'y', '{x}', sigma => 10);
+SELECT rows FROM unlearn_retrain('imp_cls');
+-- a centre of 0 is +0, whichever side of 0 the mean was
+CREATE TABLE imp_zero (id int PRIMARY KEY, a float8, y float8);
+INSERT INTO imp_zero SELECT i, CASE WHEN i <= 50 THEN 1 ELSE -1 END, sin(i) FROM generate_series(1, 100) i;
+INSERT INTO imp_zero VALUES (101, -0.05, 0), (102, 0.02, 1);
+SELECT model, rows FROM unlearn_train('imp_zero', 'imp_zero', 'y', '{a}', loss => 'squared', sigma => 0);
+SELECT centre::text AS zero_centre FROM unlearn.models WHERE model = 'imp_zero';
+
 -- 5.
 SELECT unlearn_predict('imp_ls', ARRAY[NULL, 1, 'NaN', NULL]::float8[]) =
 	   unlearn_predict('imp_ls', ARRAY[centre[1], 1, centre[3], centre[4]]) AS imputes
@@ -168,6 +189,7 @@ SELECT certified FROM unlearn_verify('imp_lr');
 SELECT unlearn_train('imp_bad', 'imp', 'y', '{a}', loss => 'squared', options => '{"nulls": "fill"}');
 
 RESET client_min_messages;
-SELECT unlearn_drop(m) FROM unnest(ARRAY['imp_ls', 'imp_filled', 'imp_lr', 'imp_e', 'imp_arr']) m;
-DROP TABLE imp, imp_filled, imp_empty, imp_arr;
+SELECT unlearn_drop(m) FROM unnest(ARRAY['imp_ls', 'imp_filled', 'imp_lr', 'imp_e', 'imp_arr', 'imp_an', 'imp_cls',
+										 'imp_zero']) m;
+DROP TABLE imp, imp_filled, imp_empty, imp_arr, imp_arr_null, imp_cls, imp_zero;
 DROP FUNCTION imp_check(text);
