@@ -33,8 +33,8 @@ accuracy.py: unlearn minimises sum l(w.x_i) + (lambda n / 2) ||w||^2 over
 rows standardised and divided by D = sqrt(p) (p = d + 1 with the
 intercept), i.e. sum l(v.z_i) + (lambda n p / 2) ||v||^2 on standardised
 rows z, which is C = 1 / (lambda n p) for LogisticRegression and, since
-unlearn's squared loss is (w.x - y)^2 without a 1/2, alpha = lambda n p / 2
-for Ridge.  n is the training rows (all of them for impute and sklearn).
+unlearn's squared loss is (w.x - y)^2 without a 1/2 and divides its rows
+by D = 2 sqrt(p) (from 0.20.0), alpha = lambda n (4 p) / 2 for Ridge.  n is the training rows (all of them for impute and sklearn).
 The match is approximate in the same ways as accuracy.py's: scikit-learn
 leaves the intercept unpenalised (unlearn penalises it, at intercept scaling
 2), unlearn's centre and spread are rounded to a grid, rows whose
@@ -230,12 +230,14 @@ def run_set(conn, name, loader, loss, args, failures):
         load_table(conn, "nulls_full_train", tr, X0[tr], y[tr], label_type)
         load_table(conn, "nulls_full_test", te, X0[te], y[te], label_type)
 
-        # scikit-learn, same regularisation
+        # scikit-learn, same regularisation: D^2 = p (4 p for least
+        # squares, row_map_divisor), checked against the trained model below
         n = len(tr)
+        d2 = (4 if loss == "squared" else 1) * p
         if loss == "squared":
-            est = Ridge(alpha=args.lam * n * p / 2)
+            est = Ridge(alpha=args.lam * n * d2 / 2)
         else:
-            est = LogisticRegression(C=1.0 / (args.lam * n * p), multi_class="ovr", max_iter=10000)
+            est = LogisticRegression(C=1.0 / (args.lam * n * d2), multi_class="ovr", max_iter=10000)
         sk = make_pipeline(SimpleImputer(strategy="mean"), StandardScaler(), est).fit(X[tr], y[tr])
         pred = sk.predict(X[te])
         res["sk"].append(float(r2_score(y[te], pred)) if loss == "squared"
@@ -248,6 +250,9 @@ def run_set(conn, name, loader, loss, args, failures):
         res["sk_full"].append(float(r2_score(y[te], pred)) if loss == "squared"
                               else 100.0 * float(np.mean(pred == y[te])))
         train(conn, "full", loss, args.lam, d)
+        scale = C.one(conn, "SELECT scale FROM unlearn.models WHERE model = %s", (MODELS["full"],))
+        if abs(scale * scale - d2) > 1e-9 * d2:
+            raise SystemExit("nulls.py: the model's divisor D = %r is not sqrt(%d): update d2" % (scale, d2))
         res["full"].append(score(loss, *predict(conn, "full", loss, d)))
 
         steps = None

@@ -194,7 +194,7 @@ map_design(UnlearnModel *m, DesignMatrix *dm, bool fit)
 
 	if (fit)
 	{
-		m->def.scale = row_map_divisor(m->def.p);
+		m->def.scale = row_map_divisor(m->def.p, m->def.loss);
 		if (m->def.preprocess == PREPROCESS_STANDARDIZE)
 			column_map_fit(m, dm->x, dm->n, m->def.p);
 	}

@@ -877,7 +877,7 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 				 errmsg("model \"%s\" has more features (%d) than rows (%lld)",
 						m->def.name, p, (long long) n),
 				 errhint("Add rows, or train on fewer features.")));
-	m->def.scale = row_map_divisor(p);
+	m->def.scale = row_map_divisor(p, m->def.loss);
 	m->def.reg = m->def.lambda * n;
 	m->released.rows = n;
 	m->released.trained_rows = n;

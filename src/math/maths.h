@@ -67,7 +67,7 @@ typedef struct RowMap
 struct RowBatch;
 extern void model_row_map(const UnlearnModel *m, RowMap *map);
 extern void map_row(const RowMap *map, double *row);
-extern double row_map_divisor(int p);
+extern double row_map_divisor(int p, UnlearnLoss loss);
 extern int	map_columns(const UnlearnModel *m);
 extern int	column_sum_width(const UnlearnModel *m);
 extern void column_map_fit(UnlearnModel *m, const double *x, int64 n, int stride);

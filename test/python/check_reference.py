@@ -10,7 +10,8 @@ float64 references, on real data, to 1e-6 relative:
 
 Every reference fits the same mapped rows, computed here independently of
 the extension (src/column_map.c, preprocess 'standardize' on one array
-column): z = ((x - c) / s, a) and x -> z / max(sqrt(p), ||z||), with the
+column): z = ((x - c) / s, a) and x -> z / max(D, ||z||), D = sqrt(p)
+(2 sqrt(p) for least squares), with the
 intercept scaling a = 2, s = 2^(round(4 log2 sd) / 4) and c = (s/4)
 round(mean / (s/4)) over all the elements; the catalog's centre, spread,
 intercept scaling and spread grid are checked against them too.  And the same
@@ -60,11 +61,12 @@ def grid(x):
     return step * half_away(mean / step), spread
 
 
-def mapped(x):
+def mapped(x, divisor_factor=1.0):
+    """divisor_factor: D = factor sqrt(p), 2 for least squares"""
     c, s = grid(x)
     z = np.hstack([(x - c) / s, np.full((x.shape[0], 1), INTERCEPT_SCALING)])
     norms = np.sqrt((z * z).sum(1))
-    return z / np.maximum(np.sqrt(z.shape[1]), norms)[:, None]
+    return z / np.maximum(divisor_factor * np.sqrt(z.shape[1]), norms)[:, None]
 
 
 def check_map(cur, model, x):
@@ -166,7 +168,7 @@ def main():
         cur.execute("INSERT INTO refcheck.diab VALUES (%s, %s)", (list(x), float(t)))
     w_ext = train_unperturbed(cur, "ref_diab", "refcheck.diab", "y", ["x"], lam, loss="squared")
     check_map(cur, "ref_diab", xs)
-    z = mapped(xs)
+    z = mapped(xs, 2.0)
     reg = lam * z.shape[0]
     w_np = np.linalg.solve(2 * z.T @ z + reg * np.eye(z.shape[1]), 2 * z.T @ ys)
     check("diabetes least squares, against NumPy solve", rel(w_ext, w_np))

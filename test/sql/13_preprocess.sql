@@ -31,7 +31,7 @@ CREATE TABLE pp AS SELECT * FROM diabetes;
 ALTER TABLE pp ADD PRIMARY KEY (id);
 SELECT model FROM unlearn_train('pp', 'pp', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								loss => 'squared', lambda => 1e-4, sigma => 0);
-SELECT preprocess, scale = sqrt(11) AS data_independent_divisor,
+SELECT preprocess, scale = 2 * sqrt(11) AS data_independent_divisor,
 	   pp_matches('pp', 'pp', features) AS centre_spread_from_rows,
 	   spread[1] AS age_spread, centre[1] AS age_centre, intercept_scaling, spread_steps
 FROM unlearn.models WHERE model = 'pp';
