@@ -131,9 +131,9 @@ UNION ALL
 \echo '==================================================================='
 \echo '10. For comparison: retraining from scratch (fresh noise, budget reset)'
 \echo '==================================================================='
-\echo 'SELECT model, rows, retrains, spent FROM unlearn_retrain(''shirts'');'
+\echo 'SELECT * FROM unlearn_retrain(''shirts'');'
 \timing on
-SELECT model, rows, retrains, spent FROM unlearn_retrain('shirts');
+SELECT * FROM unlearn_retrain('shirts');
 \timing off
 
 \echo
@@ -160,10 +160,10 @@ FROM unlearn_audit('shirts', canaries => 1000);
 \echo '    and a deletion is forgotten over every later release.  On the'
 \echo '    T-shirt/Shirt rows pooled to 14 x 14, epsilon = 1, delta = 1/n'
 \echo '==================================================================='
-\echo 'SELECT model, rows, mechanism FROM unlearn_train(''shirts_gd'', ''tshirt_shirt_pooled'','
+\echo 'SELECT * FROM unlearn_train(''shirts_gd'', ''tshirt_shirt_pooled'','
 \echo '    ''is_shirt'', ''{pixels}'', lambda => 0.01, delta => 1.0 / 12000, mechanism => ''noisy_gd'');'
 \timing on
-SELECT model, rows, mechanism FROM unlearn_train('shirts_gd', 'tshirt_shirt_pooled',
+SELECT * FROM unlearn_train('shirts_gd', 'tshirt_shirt_pooled',
     'is_shirt', '{pixels}', lambda => 0.01, delta => 1.0 / 12000, mechanism => 'noisy_gd');
 \timing off
 SELECT round(accuracy::numeric, 4) AS accuracy FROM unlearn_evaluate('shirts_gd');

@@ -382,16 +382,20 @@ SELECT pg_catalog.pg_extension_config_dump('unlearn.cohorts',
 -- Private C functions
 ------------------------------------------------------------------------
 
+CREATE TYPE unlearn.summary AS (model text, rows bigint, classes integer, accuracy float8, r2 float8,
+	budget float8, spent float8, state text, seconds float8);
+COMMENT ON TYPE unlearn.summary IS 'what unlearn_train and unlearn_retrain return: the model, its rows and classes, its accuracy (classifiers) or R^2 (least squares) on its own rows, budget, spent, state and the seconds taken; unlearn.status has the rest';
+
 CREATE FUNCTION unlearn._train(model text, source regclass, label text, features text[],
 	loss text, lambda float8, sigma float8, epsilon float8, delta float8,
 	intercept boolean, bound text, on_exhausted text, steps text,
 	replace boolean, verbose boolean, preprocess text, centre float8[], spread float8[],
 	nulls text, classes text[], removal text, mechanism text, noise float8, step_size float8,
 	training_steps float8, cohort text, noise_distribution text, nats float8, filter text)
-RETURNS void AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
+RETURNS unlearn.summary AS 'MODULE_PATHNAME', 'unlearn_train' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION unlearn._retrain(model text, verbose boolean)
-RETURNS void AS 'MODULE_PATHNAME', 'unlearn_retrain' LANGUAGE C VOLATILE STRICT;
+RETURNS unlearn.summary AS 'MODULE_PATHNAME', 'unlearn_retrain' LANGUAGE C VOLATILE STRICT;
 
 CREATE FUNCTION unlearn._maintain() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_maintain_trigger' LANGUAGE C;
@@ -444,6 +448,7 @@ CREATE FUNCTION unlearn._train_options(options jsonb)
 RETURNS unlearn.train_options AS 'MODULE_PATHNAME', 'unlearn_train_options' LANGUAGE C IMMUTABLE;
 COMMENT ON FUNCTION unlearn._train_options(jsonb) IS 'internal: checks unlearn_train''s options by name and JSON type and fills in the defaults';
 
+
 CREATE FUNCTION unlearn_train(
 	model text,
 	source regclass,
@@ -462,34 +467,32 @@ CREATE FUNCTION unlearn_train(
 	noise text DEFAULT 'gaussian',
 	nats float8 DEFAULT NULL,
 	filter text DEFAULT NULL)
-RETURNS SETOF unlearn.status
+RETURNS SETOF unlearn.summary
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 	-- a Noisy-GD model maps its rows by nothing computed from them
-	SELECT unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, o.intercept, o.bound,
-						  o.on_exhausted, o.steps, $11, $12,
-						  CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
-							   ELSE o.preprocess END,
-						  o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
-						  o.noise, o.step_size, o.training_steps, $14, $15, $16, $17)
-	FROM unlearn._train_options($10) o;
-	SELECT * FROM unlearn.status s WHERE s.model = $1;
+	SELECT t.* FROM unlearn._train_options($10) o,
+		LATERAL unlearn._train($1, $2, $3, $4, $5, $6, $7, $8, $9, o.intercept, o.bound,
+							   o.on_exhausted, o.steps, $11, $12,
+							   CASE WHEN $13 = 'noisy_gd' AND NOT $10 ? 'preprocess' THEN 'none'
+									ELSE o.preprocess END,
+							   o.centre, o.spread, o.nulls, o.classes, o.removal, $13,
+							   o.noise, o.step_size, o.training_steps, $14, $15, $16, $17) t;
 $$;
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text, text, float8, text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table; features are columns or expressions over the row such as log(income) (built-in immutable functions only); filter is a boolean expression over the row, by the rules of feature expressions, and the model reflects the rows where it is true; options is a JSON object of rarely changed settings: nulls (skip, impute or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table and return a summary (model, rows, classes, accuracy or r2 on its rows, budget, spent, state, seconds; unlearn.status has the rest); features are columns or expressions over the row such as log(income) (built-in immutable functions only); filter is a boolean expression over the row, by the rules of feature expressions, and the model reflects the rows where it is true; options is a JSON object of rarely changed settings: nulls (skip, impute or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
 COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text, text, float8, text) IS 'internal: unlearn_train''s implementation';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
-RETURNS SETOF unlearn.status
+RETURNS SETOF unlearn.summary
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT unlearn._retrain($1, $2);
-	SELECT * FROM unlearn.status s WHERE s.model = $1;
+	SELECT * FROM unlearn._retrain($1, $2);
 $$;
 COMMENT ON FUNCTION unlearn_retrain(text, boolean)
-IS 'retrain a model from scratch on the current rows with fresh noise, resetting its spent budget';
+IS 'retrain a model from scratch on the current rows with fresh noise, resetting its spent budget; returns a summary (model, rows, classes, accuracy or r2 on its rows, budget, spent, state, seconds): unlearn.status has the rest';
 
 CREATE FUNCTION unlearn_apply_pending(model text)
 RETURNS SETOF unlearn.status

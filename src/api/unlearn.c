@@ -18,10 +18,12 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 PG_MODULE_MAGIC;
 
@@ -328,6 +330,8 @@ check_source_table(Oid relid, bool deferred)
 		refuse_foreign_partitions(relid);
 }
 
+static Datum training_summary(FunctionCallInfo fcinfo, UnlearnModel *m, TimestampTz started);
+
 Datum
 unlearn_train(PG_FUNCTION_ARGS)
 {
@@ -348,6 +352,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 	int			reports;
 	int			i;
 	ExtensionContext ctx;
+	TimestampTz started = GetCurrentTimestamp();
+	Datum		summary;
 
 	state_store_require();
 	/*
@@ -563,10 +569,60 @@ unlearn_train(PG_FUNCTION_ARGS)
 	if (old != NULL && old->def.source != relid)
 		catalog_detach_triggers_if_unused(old->def.source);
 	catalog_ledger(m, "train", 0, m->released.rows, m->released.spent, true);
+	summary = training_summary(fcinfo, m, started);
 	progress_end(reports);
 	leave_extension_context(&ctx);
 	SPI_finish();
-	PG_RETURN_VOID();
+	PG_RETURN_DATUM(summary);
+}
+
+/* x rounded to digits significant digits, for a summary that fits a terminal */
+static double
+significant(double x, int digits)
+{
+	double		scale;
+
+	if (x == 0 || !isfinite(x))
+		return x;
+	scale = pow(10.0, digits - 1 - floor(log10(fabs(x))));
+	return isfinite(scale) && isfinite(x * scale) ? round(x * scale) / scale : x;
+}
+
+/*
+ * The row unlearn_train and unlearn_retrain return (unlearn.summary): the
+ * model, its rows and classes, its fit on its rows (accuracy or R^2, one
+ * more pass: model_training_fit), budget, spent, state and the seconds
+ * since started, rounded to fit a terminal (unlearn.status has the
+ * figures in full).
+ */
+static Datum
+training_summary(FunctionCallInfo fcinfo, UnlearnModel *m, TimestampTz started)
+{
+	TupleDesc	desc;
+	Datum		v[9];
+	bool		isnull[9] = {false};
+	double		fit;
+	static const char *const states[] = {"ready", "too few rows", "suspended"};
+
+	/* a catalog before 0.20.0 declares the call void */
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		return (Datum) 0;
+	progress_phase("measuring fit", 0, 1, -1);
+	fit = model_training_fit(m);
+	v[0] = CStringGetTextDatum(m->def.name);
+	v[1] = Int64GetDatum(m->released.rows);
+	v[2] = Int32GetDatum(m->def.loss == LOSS_SQUARED ? 0 : Max(m->released.nlabels, 0));
+	isnull[2] = m->def.loss == LOSS_SQUARED;
+	v[3] = Float8GetDatum(round(fit * 1e4) / 1e4);
+	isnull[3] = m->def.loss == LOSS_SQUARED || isnan(fit);
+	v[4] = Float8GetDatum(round(fit * 1e4) / 1e4 + 0.0);	/* -0 is 0 */
+	isnull[4] = m->def.loss != LOSS_SQUARED || isnan(fit);
+	v[5] = Float8GetDatum(significant(m->def.budget, 4));
+	v[6] = Float8GetDatum(significant(m->released.spent, 3));
+	v[7] = CStringGetTextDatum(states[m->released.status]);
+	v[8] = Float8GetDatum(round((double) (GetCurrentTimestamp() - started) / 1e3) / 1e3);
+	/* copied out of SPI's memory, which SPI_finish frees */
+	return PointerGetDatum(SPI_returntuple(heap_form_tuple(BlessTupleDesc(desc), v, isnull), desc));
 }
 
 Datum
@@ -577,6 +633,8 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	UnlearnModel *m;
 	int			reports;
 	ExtensionContext ctx;
+	TimestampTz started = GetCurrentTimestamp();
+	Datum		summary;
 
 	state_store_require();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -596,10 +654,11 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	catalog_update_model(m);
 	cohorts_after_change(m, NULL, NULL);
 	catalog_ledger(m, "retrain", 0, 0, m->released.spent, true);
+	summary = training_summary(fcinfo, m, started);
 	progress_end(reports);
 	leave_extension_context(&ctx);
 	SPI_finish();
-	PG_RETURN_VOID();
+	PG_RETURN_DATUM(summary);
 }
 
 Datum

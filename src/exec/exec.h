@@ -146,6 +146,7 @@ extern void gradient_passes_end(void *arg);
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
 extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm);
+extern double model_training_fit(UnlearnModel *m);
 extern void train_loaded(UnlearnModel *m, bool verbose);
 extern bool reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
 							double *allowance, int64 *rows);

@@ -182,6 +182,107 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 }
 
 /*
+ * How well m's released weights fit the rows it reflects, in one pass read
+ * as the table's owner (as training reads them): the share of rows whose
+ * class it predicts (a classifier: the sign of the margin, or the largest of
+ * one-vs-rest's), or R^2 (least squares: 1 - SSE / SST, 1 when SST is 0).
+ * NaN when the model releases nothing or reflects no row.  O(n p) time,
+ * O(p) memory: no row is kept.
+ */
+double
+model_training_fit(UnlearnModel *m)
+{
+	const char *relation = relation_qualified_name(m->def.source);
+	int			p = m->def.p;
+	int			K = m->released.nclasses;
+	double	   *x = palloc(sizeof(double) * p);
+	RowMap		map;
+	Portal		portal;
+	ExtensionContext ctx;
+	int64		n = 0,
+				correct = 0;
+	int			level;
+	long double sy = 0,
+				syy = 0,
+				sse = 0;
+
+	if (m->released.status != MODEL_READY || m->released.coef == NULL)
+		return NAN;
+	model_row_map(m, &map);
+	enter_table_owner_context(m->def.source, &ctx);
+	/* names are resolved when the cursor is planned: expressions see built-ins only */
+	level = pin_expression_settings();
+	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, model_rows_of(m, relation), NULL),
+									   0, NULL, NULL, NULL, false, 0);
+	unpin_expression_settings(level);
+	for (;;)
+	{
+		uint64		j;
+
+		SPI_cursor_fetch(portal, true, FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		check_feature_select_types(m, SPI_tuptable->tupdesc, true, NULL, 0);
+		for (j = 0; j < SPI_processed; j++)
+		{
+			char	   *label;
+			double		value;
+			int			k,
+						cls;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!decode_spi_row(m, SPI_tuptable->vals[j], SPI_tuptable->tupdesc, x, &label, &value) ||
+				!model_takes_label(m, label, value))
+				continue;
+			map_row(&map, x);
+			n++;
+			if (m->def.loss == LOSS_SQUARED)
+			{
+				double		e = value - cblas_ddot(p, m->released.coef, 1, x, 1);
+
+				sy += value;
+				syy += (long double) value * value;
+				sse += (long double) e * e;
+				continue;
+			}
+			cls = class_position(m->released.classes, m->released.nlabels, label);
+			if (K == 1)
+				correct += (cblas_ddot(p, m->released.coef, 1, x, 1) > 0) == (cls == 1);
+			else
+			{
+				int			best = 0;
+				double		top = -INFINITY;
+
+				for (k = 0; k < K; k++)
+				{
+					double		margin = cblas_ddot(p, m->released.coef + (Size) k * p, 1, x, 1);
+
+					if (margin > top)
+					{
+						top = margin;
+						best = k;
+					}
+				}
+				correct += best == cls;
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	leave_extension_context(&ctx);
+	pfree(x);
+	if (n == 0)
+		return NAN;
+	if (m->def.loss == LOSS_SQUARED)
+	{
+		long double sst = syy - sy * sy / n;
+
+		return sst > 0 ? (double) (1 - sse / sst) : 1.0;
+	}
+	return (double) correct / n;
+}
+
+/*
  * Map every row of dm (column_map.c).  fit (at a (re)training) first sets
  * the map's divisor and, for 'standardize', fits centre and spread to
  * these rows.

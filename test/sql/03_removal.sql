@@ -112,7 +112,8 @@ SELECT count(*) AS state_rows FROM unlearn.model_state WHERE model = 'strict';
 SELECT unlearn_predict('strict', array_fill(0::float8, ARRAY[64]));
 DELETE FROM rmb WHERE id = (SELECT min(id) FROM rmb);
 SELECT state, rows = (SELECT count(*) FROM rmb) AS in_step FROM unlearn.models WHERE model = 'strict';
-SELECT state, retrains FROM unlearn_retrain('strict');
+SELECT model FROM unlearn_retrain('strict');
+SELECT state, retrains FROM unlearn.status WHERE model = 'strict';
 SELECT unlearn_predict('strict', array_fill(0::float8, ARRAY[64])) BETWEEN 0 AND 1 AS predicts;
 
 -- under 'retrain' it retrains on the remaining rows with fresh noise

@@ -27,9 +27,11 @@ UPDATE nl_lsq SET bmi = NULL WHERE id % 40 = 1;
 UPDATE nl_lsq SET target = NULL WHERE id % 40 = 2;
 
 -- 1. training leaves them out, and counts them
-SELECT model, rows, skipped FROM unlearn_train('nl', 'nl', 'label', '{pixels}', sigma => 20, options => '{"nulls": "skip"}');
-SELECT model, rows, skipped FROM unlearn_train('nl_lsq', 'nl_lsq', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+SELECT model FROM unlearn_train('nl', 'nl', 'label', '{pixels}', sigma => 20, options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nl';
+SELECT model FROM unlearn_train('nl_lsq', 'nl_lsq', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 											   loss => 'squared', lambda => 1e-4, sigma => 0, options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nl_lsq';
 SELECT nulls FROM unlearn.models WHERE model = 'nl';
 
 -- 2. every statement form, with rows moving in and out of the models (how
@@ -56,7 +58,8 @@ RESET client_min_messages;
 SELECT removed > 0 AND inserted > 0 AS moved FROM unlearn.models WHERE model = 'nl';
 SELECT certified FROM unlearn_verify('nl');
 -- a retrain counts the same rows in and out
-SELECT rows, skipped FROM unlearn_retrain('nl');
+SELECT model FROM unlearn_retrain('nl');
+SELECT rows, skipped FROM unlearn.status WHERE model = 'nl';
 SELECT nl_in_step('nl', 'nl', 'label IS NOT NULL AND pixels IS NOT NULL AND array_position(pixels, NULL) IS NULL') AS after_retrain;
 -- an array of another shape is refused whether or not it holds a null, so
 -- that no such row can later stop a retrain
@@ -112,7 +115,8 @@ CREATE TABLE nl_part_low PARTITION OF nl_part FOR VALUES FROM (MINVALUE) TO (300
 CREATE TABLE nl_part_high PARTITION OF nl_part FOR VALUES FROM (300) TO (MAXVALUE);
 INSERT INTO nl_part SELECT id, label, pixels FROM digits WHERE id <= 600;
 UPDATE nl_part SET label = NULL WHERE id % 40 = 1;
-SELECT model, rows, skipped FROM unlearn_train('nl_part', 'nl_part', 'label', '{pixels}', sigma => 20, options => '{"nulls": "skip"}');
+SELECT model FROM unlearn_train('nl_part', 'nl_part', 'label', '{pixels}', sigma => 20, options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nl_part';
 SET client_min_messages = warning;
 UPDATE nl_part SET id = id + 300, label = NULL WHERE id IN (5, 6, 7);
 UPDATE nl_part SET id = id - 300, label = 1 WHERE id IN (41, 81);

@@ -44,10 +44,11 @@ CREATE TABLE ex AS
 ALTER TABLE ex ADD PRIMARY KEY (id);
 
 -- 1. training: columns and expressions, kept as canonical text
-SELECT model, dims, rows FROM unlearn_train('ex', 'ex', 'target',
+SELECT model FROM unlearn_train('ex', 'ex', 'target',
 	ARRAY['age_years', 'ln(bmi)', 'age_years * age_years', 'sex_code = ''f''',
 		  'greatest(s1 - 150, 0)', '"bp"', 'CASE WHEN s5 > 4.5 THEN 1 ELSE 0 END'],
 	loss => 'squared', lambda => 1e-4, sigma => 0);
+SELECT model, dims, rows FROM unlearn.status WHERE model = 'ex';
 SELECT features, expressions, column_types FROM unlearn.models WHERE model = 'ex';
 SELECT ex_equals_refit('ex', 'ex') AS trained;
 
@@ -130,9 +131,10 @@ SELECT ex_in_step('ex_part', 'ex_part') AS partitions, ex_equals_refit('ex_part'
 CREATE TABLE ex_cat (id int PRIMARY KEY, colour text, x float8, y float8);
 INSERT INTO ex_cat SELECT i, (ARRAY['red', 'green', 'blue'])[1 + i % 3], i % 17, (i % 17) * 0.5 + i % 3
 FROM generate_series(1, 200) i;
-SELECT rows, skipped FROM unlearn_train('ex_cat', 'ex_cat', 'y',
+SELECT model FROM unlearn_train('ex_cat', 'ex_cat', 'y',
 	ARRAY['x', 'CASE colour WHEN ''red'' THEN 1 WHEN ''green'' THEN 0 END', 'colour = ''blue'''],
 	loss => 'squared', sigma => 0, options => '{"nulls": "skip"}');
+SELECT rows, skipped FROM unlearn.status WHERE model = 'ex_cat';
 UPDATE ex_cat SET colour = 'purple' WHERE id IN (1, 2);			-- first seen: the rows leave
 SELECT rows, skipped FROM unlearn.models WHERE model = 'ex_cat';
 UPDATE ex_cat SET colour = 'red' WHERE id = 1;					-- known again: the row joins

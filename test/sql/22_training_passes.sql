@@ -86,7 +86,8 @@ CREATE TABLE tp_names (id int PRIMARY KEY, key text, s float8[]);
 INSERT INTO tp_names SELECT id, CASE WHEN label < 5 THEN 'low' ELSE 'high' END, pixels FROM digits;
 INSERT INTO tp_names VALUES (5001, 'low', array_fill(NULL::float8, ARRAY[64]));
 INSERT INTO tp_names SELECT 5002, 'other', pixels FROM digits WHERE id = 1;
-SELECT model, rows, skipped FROM unlearn_train('tp_names', 'tp_names', 'key', '{s}', sigma => 10, options => '{"nulls": "skip", "classes": ["low", "high"]}');
+SELECT model FROM unlearn_train('tp_names', 'tp_names', 'key', '{s}', sigma => 10, options => '{"nulls": "skip", "classes": ["low", "high"]}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'tp_names';
 SELECT rows = (SELECT count(*) FROM tp_names WHERE key IN ('low', 'high') AND id <> 5001) AS rows_match
 FROM unlearn.models WHERE model = 'tp_names';
 -- under "nulls": "error" the null element is refused

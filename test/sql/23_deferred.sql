@@ -21,13 +21,16 @@ FROM digits WHERE id <= 600;
 SELECT model FROM unlearn_train('dq_bad', 'dq', 'target', '{p1,p2}', loss => 'squared', options => '{"removal": "later"}');
 SELECT model FROM unlearn_train('dq_bad', 'dq', 'target', '{p1,p2}', loss => 'squared', options => '{"removal": null}');
 
-SELECT model, rows, removal, pending FROM unlearn_train('dq_lsq', 'dq', 'target',
+SELECT model FROM unlearn_train('dq_lsq', 'dq', 'target',
 	'{p1,p2,p3,p4,p5,p6,p7,p8}', loss => 'squared', sigma => 0, options => '{"preprocess": "none", "removal": "deferred"}');
-SELECT model, rows, removal, pending FROM unlearn_train('dq_log', 'dq', 'three',
+SELECT model, rows, removal, pending FROM unlearn.status WHERE model = 'dq_lsq';
+SELECT model FROM unlearn_train('dq_log', 'dq', 'three',
 	'{p1,p2,p3,p4,p5,p6,p7,p8}', sigma => 1, options => '{"preprocess": "none", "removal": "deferred"}');
+SELECT model, rows, removal, pending FROM unlearn.status WHERE model = 'dq_log';
 -- an immediate model on the same table keeps applying at once
-SELECT model, rows, removal, pending FROM unlearn_train('dq_now', 'dq', 'target',
+SELECT model FROM unlearn_train('dq_now', 'dq', 'target',
 	'{p1,p2,p3,p4,p5,p6,p7,p8}', loss => 'squared', sigma => 0, options => '{"preprocess": "none"}');
+SELECT model, rows, removal, pending FROM unlearn.status WHERE model = 'dq_now';
 SELECT tgname, tgenabled, tgtype & 1 = 1 AS for_each_row FROM pg_trigger
 WHERE tgrelid = 'dq'::regclass ORDER BY tgname;
 SELECT unlearn_apply_pending('dq_now');
@@ -96,7 +99,8 @@ SELECT count(*) FROM unlearn_ledger('dq_lsq');
 -- a retrain reflects the table: its queue goes
 DELETE FROM dq WHERE id = 2;
 SELECT pending FROM unlearn.status WHERE model = 'dq_log';
-SELECT model, pending FROM unlearn_retrain('dq_log');
+SELECT model FROM unlearn_retrain('dq_log');
+SELECT model, pending FROM unlearn.status WHERE model = 'dq_log';
 SELECT certified FROM unlearn_verify('dq_log');
 -- a small queue takes the certified Newton step, and its bound covers the
 -- exact residual
@@ -115,8 +119,9 @@ GRANT SELECT ON dq TO dq_owner;
 GRANT TRIGGER ON dq TO dq_owner;
 GRANT DELETE, SELECT ON dq TO dq_stranger;
 SET ROLE dq_owner;
-SELECT model, removal FROM unlearn_train('dq_theirs', 'dq', 'target', '{p1,p2,p3}',
+SELECT model FROM unlearn_train('dq_theirs', 'dq', 'target', '{p1,p2,p3}',
 	loss => 'squared', sigma => 0, options => '{"removal": "deferred"}');
+SELECT model, removal FROM unlearn.status WHERE model = 'dq_theirs';
 SELECT unlearn_grant('dq_theirs', 'dq_reader');
 RESET ROLE;
 SET ROLE dq_stranger;

@@ -17,6 +17,7 @@ GRANT INSERT ON prog_secret TO prog_probe;
 RESET ROLE;
 
 SET ROLE prog_probe;
+CREATE TEMP TABLE prog_fired (fired int);
 CREATE TABLE prog_mine AS
 	SELECT g AS id, g % 3 = 0 AS y, ARRAY[sin(g), cos(g * 1.7), sin(g * 0.3) * 2]::float8[] AS x
 	FROM generate_series(1, 300) g;
@@ -27,9 +28,13 @@ CREATE FUNCTION prog_look() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
 	line text;
 BEGIN
-	IF coalesce(current_setting('prog_probe.armed', true), '') <> 'on' THEN
+	-- once per arming: a training restores the settings it pins, so the
+	-- disarming is kept in a table
+	IF coalesce(current_setting('prog_probe.armed', true), '') <> 'on' OR
+	   EXISTS (SELECT FROM pg_temp.prog_fired) THEN
 		RETURN true;
 	END IF;
+	INSERT INTO pg_temp.prog_fired VALUES (1);
 	PERFORM set_config('prog_probe.armed', 'off', false);
 	SELECT format('model %s, phase %s, pass %s, rows_total %s, iteration %s, gradient_norm %s',
 				  model, phase, pass, coalesce(rows_total::text, 'null'),
@@ -61,12 +66,13 @@ SELECT model, rows, array_length(classes, 1) AS classes FROM unlearn.models WHER
 -- a name longer than a slot holds is cut between characters
 SET ROLE prog_probe;
 SET prog_probe.insert = off;
+DELETE FROM prog_fired;
 SET prog_probe.armed = on;
 SELECT rows FROM unlearn_train(repeat('é', 40), 'prog_mine', 'y', '{x}', lambda => 1e-2, sigma => 5);
 RESET ROLE;
 
 SELECT unlearn_drop(model) FROM unlearn.models WHERE owner::text IN ('prog_victim', 'prog_probe') ORDER BY model;
-DROP TABLE prog_secret, prog_mine;
+DROP TABLE prog_secret, prog_mine, prog_fired;
 DROP FUNCTION prog_hook(int);
 DROP FUNCTION prog_look();
 REVOKE CREATE ON SCHEMA public FROM prog_victim, prog_probe;

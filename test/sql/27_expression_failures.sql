@@ -77,9 +77,10 @@ SELECT count(*) AS failing FROM ef WHERE income = 0 OR age = 19;
 -- "impute", the default), certified
 SET ROLE ef_modeler;
 SELECT model FROM unlearn_retrain('ef_m');
-SELECT model, rows, skipped FROM unlearn_train('ef_m', 'ef', 'y',
+SELECT model FROM unlearn_train('ef_m', 'ef', 'y',
 	ARRAY['ln(NULLIF(income, 0))', '1 / NULLIF(age - 19, 0)', 'region = ''north'''],
 	sigma => 1, replace => true);
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'ef_m';
 SELECT certified FROM unlearn_verify('ef_m');
 DELETE FROM ef WHERE id IN (2003, 2004, 20, 21);
 SELECT state, rows + skipped = (SELECT count(*) FROM ef) AS counted FROM unlearn.models WHERE model = 'ef_m';

@@ -30,9 +30,9 @@ CREATE TABLE gd_copy (LIKE gd INCLUDING ALL);
 INSERT INTO gd_copy SELECT * FROM gd;
 
 -- 1.
-SELECT model, rows, budget, spent, mechanism
-FROM unlearn_train('gd', 'gd', 'is_eight', '{pixels}', lambda => 0.01, epsilon => 1, delta => 1e-5,
+SELECT model FROM unlearn_train('gd', 'gd', 'is_eight', '{pixels}', lambda => 0.01, epsilon => 1, delta => 1e-5,
 				   mechanism => 'noisy_gd');
+SELECT model, rows, budget, spent, mechanism FROM unlearn.status WHERE model = 'gd';
 SELECT m.preprocess, p.mechanism, p.dp_epsilon <= 1 AS dp_within, p.dp_epsilon > 0.9 AS dp_tight,
 	   abs(p.step_size - 1 / (0.25 + 0.01)) < 1e-12 AS step_size, p.training_steps, p.steps, p.fewest_rows,
 	   p.deletion_epsilon, p.deletion_target

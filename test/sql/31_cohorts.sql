@@ -11,10 +11,12 @@ CREATE TABLE co (id int PRIMARY KEY, tenant text, site int, a float8, b float8, 
 INSERT INTO co SELECT i, 'tenant-' || (i % 6), i % 3, sin(i), cos(1.3 * i), sin(0.7 * i) * cos(i),
 	2 * sin(i) - cos(1.3 * i) + 0.1 * (i % 7), sin(i) + cos(1.3 * i) > 0.2
 FROM generate_series(1, 1800) i;
-SELECT model, rows, cohorts FROM unlearn_train('co_ls', 'co', 'y', '{a,b,c}', loss => 'squared',
+SELECT model FROM unlearn_train('co_ls', 'co', 'y', '{a,b,c}', loss => 'squared',
 	sigma => 0, cohort => 'tenant');
-SELECT model, rows, cohorts FROM unlearn_train('co_lg', 'co', 'yes', '{a,b,c}', lambda => 1e-2,
+SELECT model, rows, cohorts FROM unlearn.status WHERE model = 'co_ls';
+SELECT model FROM unlearn_train('co_lg', 'co', 'yes', '{a,b,c}', lambda => 1e-2,
 	sigma => 5, cohort => 'tenant');
+SELECT model, rows, cohorts FROM unlearn.status WHERE model = 'co_lg';
 
 -- after every statement: each kept cohort has the table's rows, and the
 -- models are certified (least squares: a refit)
@@ -116,24 +118,28 @@ SELECT unlearn_train('co_x', 'co', 'y', '{a,b}', loss => 'squared', cohort => 'b
 SELECT unlearn_train('co_x', 'co', 'yes', '{a,b}', mechanism => 'noisy_gd', cohort => 'tenant');
 SELECT unlearn_train('co_x', 'co', 'yes', '{a,b}', cohort => 'tenant', options => '{"bound": "guo"}');
 SELECT unlearn_forget_cohort('no_model', 'x');
-SELECT model, cohorts FROM unlearn_train('co_plain', 'co', 'y', '{a}', loss => 'squared');
+SELECT model FROM unlearn_train('co_plain', 'co', 'y', '{a}', loss => 'squared');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'co_plain';
 SELECT unlearn_forget_cohort('co_plain', 'tenant-0');
 SELECT unlearn_drop('co_plain');
 
 -- 8. Past unlearn.cohort_memory the smallest cohorts go row by row
 SET unlearn.cohort_memory = 0;
-SELECT model, cohorts FROM unlearn_retrain('co_ls');
+SELECT model FROM unlearn_retrain('co_ls');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'co_ls';
 DELETE FROM co WHERE tenant = 'tenant-5';
 SELECT operation, rows_removed > 0 AS removed FROM unlearn.ledger WHERE model = 'co_ls' ORDER BY id DESC LIMIT 1;
 INSERT INTO results SELECT * FROM pg_temp.check('a cohort not kept');
 RESET unlearn.cohort_memory;
-SELECT model, cohorts FROM unlearn_retrain('co_ls');
+SELECT model FROM unlearn_retrain('co_ls');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'co_ls';
 
 -- 9. A deferred model queues each row with its cohort key; the apply
 -- erases a cohort whose rows are all in the queue from its statistics
 CREATE TABLE cq AS SELECT id, 'q-' || (id % 3) AS q, a, b, y FROM co;
-SELECT model, cohorts FROM unlearn_train('cq_ls', 'cq', 'y', '{a,b}', loss => 'squared', sigma => 0,
+SELECT model FROM unlearn_train('cq_ls', 'cq', 'y', '{a,b}', loss => 'squared', sigma => 0,
 	cohort => 'q', options => '{"removal": "deferred"}');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'cq_ls';
 DELETE FROM cq WHERE q = 'q-1';
 UPDATE cq SET q = 'q-0' WHERE id IN (SELECT id FROM cq WHERE q = 'q-2' ORDER BY id LIMIT 10);
 SELECT model, pending > 0 AS queued FROM unlearn.status WHERE model = 'cq_ls';
@@ -158,20 +164,25 @@ CREATE TABLE cp5 PARTITION OF cp FOR VALUES IN (5);
 INSERT INTO cp SELECT i, i % 6, i % 4, sin(i), cos(1.3 * i), 2 * sin(i) - cos(1.3 * i),
 	sin(i) + cos(1.3 * i) > 0.2
 FROM generate_series(1, 3000) i;
-SELECT model, cohorts FROM unlearn_train('cp_ls', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
+SELECT model FROM unlearn_train('cp_ls', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
 	cohort => 'site');
-SELECT model, cohorts FROM unlearn_train('cp_lg', 'cp', 'yes', '{a,b}', lambda => 1e-2, sigma => 5,
+SELECT model, cohorts FROM unlearn.status WHERE model = 'cp_ls';
+SELECT model FROM unlearn_train('cp_lg', 'cp', 'yes', '{a,b}', lambda => 1e-2, sigma => 5,
 	cohort => 'site');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'cp_lg';
 -- on a table partitioned BY LIST, the key is the default cohort column;
 -- '' keeps none
-SELECT model, cohorts FROM unlearn_train('cp_default', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0);
-SELECT model, cohorts FROM unlearn_train('cp_none', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
+SELECT model FROM unlearn_train('cp_default', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0);
+SELECT model, cohorts FROM unlearn.status WHERE model = 'cp_default';
+SELECT model FROM unlearn_train('cp_none', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
 	cohort => '');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'cp_none';
 SELECT model, coalesce(cohort, '(none)') AS cohort FROM unlearn.models WHERE model LIKE 'cp\_%' ORDER BY model;
 SELECT unlearn_drop('cp_default'), unlearn_drop('cp_none');
 -- cohorts that each partition holds only part of
-SELECT model, cohorts FROM unlearn_train('cp_grp', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
+SELECT model FROM unlearn_train('cp_grp', 'cp', 'y', '{a,b}', loss => 'squared', sigma => 0,
 	cohort => 'grp');
+SELECT model, cohorts FROM unlearn.status WHERE model = 'cp_grp';
 CREATE FUNCTION pg_temp.check_cp(what text) RETURNS TABLE (statement text, model text, operation text,
 	retrained boolean, rows_in_step boolean, certified boolean, refit boolean)
 LANGUAGE sql AS $$

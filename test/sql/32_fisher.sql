@@ -34,12 +34,12 @@ INSERT INTO fi (id, grp, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target)
 SELECT id, id % 10, age, sex, bmi, bp, s1, s2, s3, s4, s5, s6, target FROM diabetes WHERE id <= 400;
 
 -- 1.
-SELECT model, rows, mechanism, nats, guarantee, round(budget::numeric, 6) AS budget
-FROM unlearn_train('fi_log', 'fi', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+SELECT model FROM unlearn_train('fi_log', 'fi', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 				   lambda => 1e-2, sigma => 5, mechanism => 'fisher');
-SELECT model, mechanism, nats, guarantee, budget
-FROM unlearn_train('fi_lsq', 'fi', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+SELECT model, rows, mechanism, nats, guarantee, round(budget::numeric, 6) AS budget FROM unlearn.status WHERE model = 'fi_log';
+SELECT model FROM unlearn_train('fi_lsq', 'fi', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 				   loss => 'squared', lambda => 1e-4, mechanism => 'fisher', nats => 0.5);
+SELECT model, mechanism, nats, guarantee, budget FROM unlearn.status WHERE model = 'fi_lsq';
 SELECT m.model, m.sigma, m.nats, m.budget = 0.1 * m.reg * sqrt(2 * m.nats) AS margin_limit,
 	   octet_length(s.weights) = 8 * 11 AS keeps_w, s.release_scale > 0 AS scrubbed
 FROM unlearn.models m JOIN unlearn.model_state s USING (model) WHERE m.model = 'fi_log';
@@ -140,9 +140,10 @@ FROM unlearn_verify('fi_log') v;
 CREATE TABLE fi_tenants (id int PRIMARY KEY, tenant int, age float8, bmi float8, bp float8, s5 float8,
 	high boolean);
 INSERT INTO fi_tenants SELECT id, id % 5, age, bmi, bp, s5, target > 140 FROM diabetes;
-SELECT model, mechanism FROM unlearn_train('fi_cohorts', 'fi_tenants', 'high', '{age,bmi,bp,s5}',
+SELECT model FROM unlearn_train('fi_cohorts', 'fi_tenants', 'high', '{age,bmi,bp,s5}',
 										   lambda => 1e-2, mechanism => 'fisher', cohort => 'tenant',
 										   options => '{"preprocess": "none"}');
+SELECT model, mechanism FROM unlearn.status WHERE model = 'fi_cohorts';
 DELETE FROM fi_tenants WHERE tenant = 3;
 SELECT l.operation, l.rows_removed, l.nats > 0 AND l.nats <= 1 AS nats_within, v.certified,
 	   m.rows = (SELECT count(*) FROM fi_tenants) AS in_step
@@ -167,9 +168,9 @@ SELECT population, rows > 0 AS has_rows,
 FROM fi_audit ORDER BY population;
 
 -- 6.
-SELECT model, noise, guarantee, budget = 2 * 1 AS budget_epsilon_sigma
-FROM unlearn_train('fi_laplace', 'fi', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+SELECT model FROM unlearn_train('fi_laplace', 'fi', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 				   lambda => 1e-2, sigma => 2, noise => 'laplace');
+SELECT model, noise, guarantee, budget = 2 * 1 AS budget_epsilon_sigma FROM unlearn.status WHERE model = 'fi_laplace';
 SELECT deletion_epsilon, deletion_delta FROM unlearn_privacy('fi_laplace');
 SELECT mechanism, deletion_epsilon, deletion_target FROM unlearn_privacy('fi_log');
 DELETE FROM fi WHERE id BETWEEN 70 AND 74;

@@ -35,10 +35,12 @@ CREATE FUNCTION pg_temp.check(what text) RETURNS TABLE (statement text, model te
 $$;
 
 -- 1.
-SELECT model, rows, skipped FROM unlearn_train('nf_lsq', 'nf', 'y', '{a,b,d}', loss => 'squared', sigma => 0,
+SELECT model FROM unlearn_train('nf_lsq', 'nf', 'y', '{a,b,d}', loss => 'squared', sigma => 0,
 											   lambda => 1e-4, options => '{"nulls": "skip"}');
-SELECT model, rows, skipped FROM unlearn_train('nf_log', 'nf', 'yes', '{a,b,d}', sigma => 5,
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nf_lsq';
+SELECT model FROM unlearn_train('nf_log', 'nf', 'yes', '{a,b,d}', sigma => 5,
 											   options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nf_log';
 CREATE TEMP TABLE results AS SELECT * FROM pg_temp.check('trained');
 
 -- 2.
@@ -65,8 +67,9 @@ SELECT * FROM results ORDER BY model, statement;
 CREATE TABLE nf_arr AS SELECT id, label = 8 AS eight, pixels FROM digits WHERE label IN (3, 8) AND id <= 400;
 ALTER TABLE nf_arr ADD PRIMARY KEY (id);
 UPDATE nf_arr SET pixels[5] = 'Infinity' WHERE id % 30 = 1;
-SELECT model, rows, skipped FROM unlearn_train('nf_arr', 'nf_arr', 'eight', '{pixels}', sigma => 5,
+SELECT model FROM unlearn_train('nf_arr', 'nf_arr', 'eight', '{pixels}', sigma => 5,
 											   options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nf_arr';
 UPDATE nf_arr SET pixels[9] = '-Infinity' WHERE id % 30 = 2;
 SELECT rows, skipped, rows = (SELECT count(*) FROM nf_arr WHERE pixels[5] <> 'Infinity' AND pixels[9] <> '-Infinity')
 	   AS in_step
@@ -77,8 +80,9 @@ FROM unlearn.models WHERE model = 'nf_arr';
 -- with finite elements is an error, as before
 CREATE TABLE nf_len (id int PRIMARY KEY, x float8[], y boolean);
 INSERT INTO nf_len SELECT i, ARRAY[(i % 7) * 0.3, (i % 5) * 0.2], (i % 7) + (i % 5) > 5 FROM generate_series(1, 200) i;
-SELECT model, rows, skipped FROM unlearn_train('nf_len', 'nf_len', 'y', '{x}', sigma => 5,
+SELECT model FROM unlearn_train('nf_len', 'nf_len', 'y', '{x}', sigma => 5,
 											   options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nf_len';
 INSERT INTO nf_len VALUES (1001, ARRAY[1, 2, 'NaN']::float8[], true), (1004, ARRAY[1, 'Infinity']::float8[], false);
 SELECT rows, skipped FROM unlearn.status WHERE model = 'nf_len';
 SELECT count(*) FROM unlearn_retrain('nf_len');
@@ -97,9 +101,10 @@ DO $$ BEGIN
 	END LOOP;
 END $$;
 UPDATE nf_wide SET c110 = 'NaN' WHERE id = 3;
-SELECT model, rows, skipped FROM unlearn_train('nf_wide', 'nf_wide', 'y',
+SELECT model FROM unlearn_train('nf_wide', 'nf_wide', 'y',
 	(SELECT array_agg('c' || j ORDER BY j) FROM generate_series(0, 119) j), sigma => 5, lambda => 1e-2,
 	options => '{"nulls": "skip"}');
+SELECT model, rows, skipped FROM unlearn.status WHERE model = 'nf_wide';
 UPDATE nf_wide SET c115 = 'Infinity' WHERE id = 4;
 SELECT rows, skipped FROM unlearn.status WHERE model = 'nf_wide';
 \set VERBOSITY default

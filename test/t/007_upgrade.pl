@@ -406,8 +406,8 @@ like($rename_err, qr/cannot take or leave a name of the unlearn triggers/,
 	'after the update renaming an extension trigger is refused');
 $node->safe_psql('from0140', "SELECT unlearn_drop('m'); INSERT INTO t VALUES (51, NULL, 1)");
 is($node->safe_psql('from0140', q{SELECT 1 FROM unlearn_train('n', 't', 'y', '{a}', sigma => 5);
-	SELECT nulls || skipped FROM unlearn.models WHERE model = 'n'}), "1\nskip1",
-	'after the update a model leaves rows with nulls out by default');
+	SELECT nulls || skipped FROM unlearn.models WHERE model = 'n'}), "1\nimpute1",
+	'after the update a model imputes by default and leaves the row with a null label out');
 is($node->safe_psql('from0140', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.14.0 equals a fresh install');
 
