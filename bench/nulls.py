@@ -158,10 +158,12 @@ def train(conn, arm, loss, lam, d):
     source, options = (("nulls_full_train", {}) if arm == "full"
                        else ("nulls_train", {"nulls": arm}))
     try:
-        return C.execute(conn, "SELECT rows, skipped, state FROM unlearn_train(%s, %s, "
-                         "'label', %s, loss => %s, lambda => %s, sigma => 0, options => %s, "
-                         "replace => true)",
-                         (MODELS[arm], source, feats, loss, lam, json.dumps(options)))[0]
+        C.execute(conn, "SELECT model FROM unlearn_train(%s, %s, "
+                  "'label', %s, loss => %s, lambda => %s, sigma => 0, options => %s, "
+                  "replace => true)",
+                  (MODELS[arm], source, feats, loss, lam, json.dumps(options)))
+        return C.execute(conn, "SELECT rows, skipped, state FROM unlearn.status WHERE model = %s",
+                         (MODELS[arm],))[0]
     except psycopg2.Error as e:
         msg = (e.diag.message_primary or str(e)).strip()
         if arm == "impute" and ("impute" in msg or "nulls" in msg):

@@ -196,6 +196,9 @@ option_default(const TrainOption *option, bool *isnull)
 		return (Datum) 0;
 	if (option->kind == OPTION_BOOLEAN)
 		return BoolGetDatum(strcmp(option->fallback, "true") == 0);
+	/* a catalog before 0.20.0 keeps no imputing model: its default skips */
+	if (strcmp(option->name, "nulls") == 0 && !catalog_has_imputation())
+		return CStringGetTextDatum("skip");
 	return CStringGetTextDatum(option->fallback);
 }
 

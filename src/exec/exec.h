@@ -53,6 +53,7 @@ extern void unpin_expression_settings(int level);
 extern List *feature_expr_column_names(const char *text, const char *model);
 extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
 								bool linear, Oid *result_type);
+extern List *category_feature_texts(const char *text, Oid relid, const char *model);
 extern Node *filter_expr_parse(const char *text, Oid relid, const char *model,
 							   bool linear, Oid *result_type);
 extern char *feature_expr_canonical(Node *expr, Oid relid);

@@ -44,6 +44,7 @@
 #include "parser/parse_relation.h"
 #include "parser/parser.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -150,6 +151,117 @@ collect_column_refs(Node *node, ColumnNames *c)
 						c->what, c->text, c->model),
 				 errhint(EXPRESSION_RULE_HINT)));
 	return raw_expression_tree_walker(node, collect_column_refs, (void *) c);
+}
+
+/* most categories one category() feature declares */
+#define MAX_CATEGORIES 1000
+
+/*
+ * category(column, '{a,b,...}'): one-hot encoding of a column, declared
+ * by its categories.  When feature is such a call, the feature expressions
+ * it stands for, in order: for each category c, "COALESCE(column = 'c',
+ * false)", then "other", "COALESCE(column NOT IN ('a', ...), true)", 1
+ * for a null or an undeclared value; else NIL.  The column must be of a
+ * text, boolean or integer type (compared in its own type, built-in
+ * operators), and the categories a one-dimensional text array of distinct
+ * non-null values.  Categories taken from the rows would be public, like
+ * classes, and are not offered.
+ */
+List *
+category_feature_texts(const char *feature, Oid relid, const char *model)
+{
+	Node	   *raw;
+	FuncCall   *call;
+	ColumnRef  *ref;
+	A_Const    *cats;
+	const char *column;
+	AttrNumber	attnum;
+	Oid			type;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n,
+				i,
+				j;
+	StringInfoData other;
+	List	   *out = NIL;
+
+	if (pg_strncasecmp(feature, "category", 8) != 0)
+		return NIL;
+	raw = raw_expression(feature, model, "feature expression");
+	if (!IsA(raw, FuncCall))
+		return NIL;
+	call = (FuncCall *) raw;
+	if (list_length(call->funcname) != 1 ||
+		strcmp(strVal(linitial(call->funcname)), "category") != 0)
+		return NIL;
+	if (list_length(call->args) != 2 || call->agg_order != NIL || call->agg_filter != NULL ||
+		call->over != NULL || call->agg_star || call->agg_distinct || call->func_variadic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("feature \"%s\" of model \"%s\" must be category(column, '{category, ...}')",
+						feature, model),
+				 errhint("Declare the categories: category(region, '{north,south,east}'); a value that is none of them, or null, is the feature \"other\".")));
+	ref = (ColumnRef *) linitial(call->args);
+	cats = (A_Const *) lsecond(call->args);
+	if (!IsA(ref, ColumnRef) || list_length(ref->fields) != 1 || !IsA(linitial(ref->fields), String) ||
+		!IsA(cats, A_Const) || cats->isnull || !IsA(&cats->val, String))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("feature \"%s\" of model \"%s\" must name a column and give its categories as a text array literal",
+						feature, model),
+				 errhint("For example category(region, '{north,south,east}').")));
+	column = strVal(linitial(ref->fields));
+	attnum = get_attnum(relid, column);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", column, get_rel_name(relid)),
+				 errcontext("feature \"%s\" of model \"%s\"", feature, model)));
+	type = getBaseType(get_atttype(relid, attnum));
+	if (type != TEXTOID && type != VARCHAROID && type != BPCHAROID && type != BOOLOID &&
+		type != INT2OID && type != INT4OID && type != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of a category feature of model \"%s\" has type %s", column, model,
+						format_type_be(type)),
+				 errhint("category() encodes a feature, varchar, char, boolean or integer column.")));
+	arr = DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, strVal(&cats->val), TEXTOID, -1));
+	if (ARR_NDIM(arr) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the categories of feature \"%s\" of model \"%s\" must be a one-dimensional array",
+						feature, model)));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n < 1 || n > MAX_CATEGORIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("feature \"%s\" of model \"%s\" must declare 1 to %d categories", feature, model,
+						MAX_CATEGORIES)));
+	initStringInfo(&other);
+	appendStringInfo(&other, "COALESCE(%s NOT IN (", quote_identifier(column));
+	for (i = 0; i < n; i++)
+	{
+		char	   *value;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the categories of feature \"%s\" of model \"%s\" must not contain a null",
+							feature, model),
+					 errhint("A null value is the feature \"other\".")));
+		value = TextDatumGetCString(elems[i]);
+		for (j = 0; j < i; j++)
+			if (strcmp(value, TextDatumGetCString(elems[j])) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("feature \"%s\" of model \"%s\" declares a category twice", feature, model)));
+		out = lappend(out, psprintf("COALESCE(%s = %s, false)", quote_identifier(column),
+									quote_literal_cstr(value)));
+		appendStringInfo(&other, "%s%s", i > 0 ? ", " : "", quote_literal_cstr(value));
+	}
+	appendStringInfoString(&other, "), true)");
+	return lappend(out, other.data);
 }
 
 /* the column names a raw expression reads */

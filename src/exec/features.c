@@ -84,8 +84,56 @@ column_type_or_error(Oid relid, const char *column)
 }
 
 /*
+ * Replace each category(column, '{...}') among the n features by the
+ * feature expressions it stands for (category_feature_texts).
+ */
+static void
+expand_category_features(Oid relid, const char *model, Datum **elems, bool **nulls, int *n)
+{
+	List	   *texts = NIL;
+	bool		any = false;
+	ListCell   *lc;
+	int			i;
+
+	for (i = 0; i < *n; i++)
+	{
+		List	   *one = (*nulls)[i] ? NIL :
+			category_feature_texts(TextDatumGetCString((*elems)[i]), relid, model);
+
+		if (one == NIL)
+			texts = lappend(texts, (*nulls)[i] ? NULL : TextDatumGetCString((*elems)[i]));
+		else
+		{
+			texts = list_concat(texts, one);
+			any = true;
+		}
+	}
+	if (!any)
+		return;
+	if (list_length(texts) > UNLEARN_MAX_DIMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" would have %d features, more than %d", model, list_length(texts),
+						UNLEARN_MAX_DIMS)));
+	*n = list_length(texts);
+	*elems = palloc(sizeof(Datum) * *n);
+	*nulls = palloc0(sizeof(bool) * *n);
+	i = 0;
+	foreach(lc, texts)
+	{
+		if (lfirst(lc) == NULL)
+			(*nulls)[i] = true; /* refused below */
+		else
+			(*elems)[i] = CStringGetTextDatum((char *) lfirst(lc));
+		i++;
+	}
+}
+
+/*
  * Resolve label and feature columns of a new model: checks that they exist
- * and have usable types, and records their types.
+ * and have usable types, and records their types.  A feature
+ * category(column, '{...}') becomes one boolean expression per category
+ * and one for "other".
  */
 void
 resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *label)
@@ -107,6 +155,7 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("features must name at least one column"),
 				 errhint("Pass a list of numeric columns, or one float8[] or real[] column.")));
+	expand_category_features(relid, m->def.name, &elems, &nulls, &n);
 
 	m->def.nfeatures = n;
 	m->def.features = palloc(sizeof(char *) * n);

@@ -607,9 +607,10 @@ def rollback_step(conn, chk, work, step, inside, original):
 
 
 def train(cur, name, label, loss, sigma):
-    cur.execute("SELECT model, rows, budget, spent, cohorts FROM unlearn_train(%s, 'ccheck', %s, %s, "
+    cur.execute("SELECT model FROM unlearn_train(%s, 'ccheck', %s, %s, "
                 "loss => %s, sigma => %s, options => '{\"preprocess\": \"none\"}', cohort => 'tenant')",
                 (name, label, FEATURES, loss, sigma))
+    cur.execute("SELECT model, rows, budget, spent, cohorts FROM unlearn.status WHERE model = %s", (name,))
     r = cur.fetchone()
     print("trained %s (%s, sigma %g): %d rows, budget %.6g, spent %.6g, %d cohorts" %
           (name, loss, sigma, r[1], r[2], r[3], r[4]))

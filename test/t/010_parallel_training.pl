@@ -120,7 +120,7 @@ for (my $i = 0; $i < 60000 && !$gone; $i++)
 $trainer->quit;
 ok($gone, 'the training was listed in unlearn.progress, then left it');
 my %phases = map { $_ => 1 } ('waiting for table lock', 'census', 'column moments',
-	'gradient and Hessian', 'gradient');
+	'gradient and Hessian', 'gradient', 'measuring fit');
 my ($bad, $last_pass, $mid_pass) = (0, 0, 0);
 for my $s (@samples)
 {

@@ -1,0 +1,60 @@
+-- category(column, '{a,b,...}'): one-hot encoding done by the extension.
+-- Each declared category is a boolean feature (the column equals it), and
+-- one more, "other", is 1 for a null or an undeclared value, so no row is
+-- skipped for either.  The categories are declared, so they depend on no
+-- row.
+--
+-- 1. A least-squares model on a text, an integer and a boolean category
+--    equals, bit for bit, one trained on the same expressions written by
+--    hand; unlearn.models.features shows them.
+-- 2. A null and an undeclared value go to "other": every row is in the
+--    model; INSERT, UPDATE and DELETE of such rows keep it a refit.
+-- 3. Prediction on whole rows reads the categories.
+-- 4. Errors: no categories, a column of another type, a null or repeated
+--    category, a non-literal list.
+SET client_min_messages = warning;
+CREATE TABLE cat (id int PRIMARY KEY, region text, plan int, paying boolean, visits float8, y float8);
+INSERT INTO cat SELECT i, (ARRAY['north', 'south', 'east', 'west', NULL])[i % 5 + 1], i % 4, i % 3 = 0,
+	   (i * 7) % 23, (i % 5) * 1.5 + (i % 4) * 0.7 + (i % 3 = 0)::int + ((i * 7) % 23) * 0.1 + sin(i)
+FROM generate_series(1, 500) i;
+
+-- 1.
+SELECT model, rows, classes FROM unlearn_train('cat_ls', 'cat', 'y',
+	ARRAY['visits', 'category(region, ''{north,south,east}'')', 'category(plan, ''{0,1,2}'')',
+		  'category(paying, ''{true}'')'], loss => 'squared', sigma => 0);
+SELECT dims, features[2] AS north, features[5] AS other_region FROM unlearn.models WHERE model = 'cat_ls';
+SELECT model, rows FROM unlearn_train('cat_hand', 'cat', 'y',
+	ARRAY['visits', 'COALESCE(region = ''north'', false)', 'COALESCE(region = ''south'', false)',
+		  'COALESCE(region = ''east'', false)', 'COALESCE(region NOT IN (''north'', ''south'', ''east''), true)',
+		  'COALESCE(plan = 0, false)', 'COALESCE(plan = 1, false)', 'COALESCE(plan = 2, false)',
+		  'COALESCE(plan NOT IN (0, 1, 2), true)', 'COALESCE(paying = true, false)',
+		  'COALESCE(paying NOT IN (true), true)'], loss => 'squared', sigma => 0);
+SELECT bool_and(x = z) AS same_bits FROM unlearn.models a, unlearn.models b, unnest(a.coef, b.coef) AS t (x, z)
+WHERE a.model = 'cat_ls' AND b.model = 'cat_hand';
+
+-- 2.
+SELECT rows = (SELECT count(*) FROM cat) AS every_row, skipped FROM unlearn.models WHERE model = 'cat_ls';
+INSERT INTO cat VALUES (1001, 'atlantis', 9, NULL, 3, 2.5), (1002, NULL, NULL, true, 4, 1.5);
+UPDATE cat SET region = 'north' WHERE region IS NULL AND id < 100;
+UPDATE cat SET plan = 7 WHERE id % 11 = 0;
+DELETE FROM cat WHERE region = 'west' AND id % 2 = 0;
+SELECT rows = (SELECT count(*) FROM cat) AS every_row, skipped FROM unlearn.models WHERE model = 'cat_ls';
+SELECT certified, retrain_distance < 1e-9 AS refit FROM unlearn_verify('cat_ls');
+
+-- 3.
+SELECT count(*) = count(s.score) AS every_row_scored
+FROM cat c, LATERAL unlearn_score_row('cat_ls', c) s;
+SELECT abs(s.score - unlearn_predict('cat_ls', ARRAY[3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1])) < 1e-12 AS undeclared_is_other
+FROM cat c, LATERAL unlearn_score_row('cat_ls', c) s WHERE c.id = 1001;
+
+-- 4.
+SELECT unlearn_train('cat_bad', 'cat', 'y', '{category(region)}', loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(visits, ''{1,2}'')'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{north,NULL}'')'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{north,north}'')'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, region)'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(nope, ''{a}'')'], loss => 'squared');
+
+RESET client_min_messages;
+SELECT unlearn_drop('cat_ls'), unlearn_drop('cat_hand');
+DROP TABLE cat;
