@@ -157,10 +157,56 @@ collect_column_refs(Node *node, ColumnNames *c)
 #define MAX_CATEGORIES 1000
 
 /*
+ * A declared category as the column of base type type reads it: an integer
+ * or boolean in its canonical text, a char(n) value without trailing
+ * spaces, text and varchar as given; an error names the feature, never a
+ * row.  Two categories of the same canonical text are one.
+ */
+static char *
+category_value(const char *value, Oid type, const char *feature, const char *model)
+{
+	bool		b;
+	int64		v;
+	char	   *end;
+	size_t		len;
+
+	switch (type)
+	{
+		case BOOLOID:
+			if (!parse_bool(value, &b))
+				break;
+			return pstrdup(b ? "true" : "false");
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			errno = 0;
+			v = strtoi64(value, &end, 10);
+			if (errno != 0 || end == value || *end != '\0' ||
+				(type == INT2OID && (v < PG_INT16_MIN || v > PG_INT16_MAX)) ||
+				(type == INT4OID && (v < PG_INT32_MIN || v > PG_INT32_MAX)))
+				break;
+			return psprintf(INT64_FORMAT, v);
+		case BPCHAROID:
+			len = strlen(value);
+			while (len > 0 && value[len - 1] == ' ')
+				len--;
+			return pnstrdup(value, len);
+		default:
+			return pstrdup(value);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a category of feature \"%s\" of model \"%s\" is not a value of type %s",
+					feature, model, format_type_be(type)),
+			 errhint("Declare the categories as values of the column's type.")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
  * category(column, '{a,b,...}'): one-hot encoding of a column, declared
  * by its categories.  When feature is such a call, the feature expressions
  * it stands for, in order: for each category c, "COALESCE(column = 'c',
- * false)", then "other", "COALESCE(column NOT IN ('a', ...), true)", 1
+ * false)", then "other", "NOT COALESCE(column = 'a' OR ..., false)", 1
  * for a null or an undeclared value; else NIL.  The column must be of a
  * text, boolean or integer type (compared in its own type, built-in
  * operators), and the categories a one-dimensional text array of distinct
@@ -184,6 +230,7 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 				i,
 				j;
 	StringInfoData other;
+	char	  **canonical;
 	List	   *out = NIL;
 
 	if (pg_strncasecmp(feature, "category", 8) != 0)
@@ -225,9 +272,15 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of a category feature of model \"%s\" has type %s", column, model,
 						format_type_be(type)),
-				 errhint("category() encodes a feature, varchar, char, boolean or integer column.")));
+				 errhint("category() encodes a text, varchar, char, boolean or integer column.")));
+	if (strVal(&cats->val)[0] != '{')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the categories of feature \"%s\" of model \"%s\" must be a text array literal",
+						feature, model),
+				 errhint("For example category(region, '{north,south,east}').")));
 	arr = DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, strVal(&cats->val), TEXTOID, -1));
-	if (ARR_NDIM(arr) != 1)
+	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the categories of feature \"%s\" of model \"%s\" must be a one-dimensional array",
@@ -238,8 +291,10 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature \"%s\" of model \"%s\" must declare 1 to %d categories", feature, model,
 						MAX_CATEGORIES)));
+	/* "other": no category matched, an OR of the equalities (no array construct) */
 	initStringInfo(&other);
-	appendStringInfo(&other, "COALESCE(%s NOT IN (", quote_identifier(column));
+	appendStringInfoString(&other, "NOT COALESCE(");
+	canonical = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 	{
 		char	   *value;
@@ -251,16 +306,18 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 							feature, model),
 					 errhint("A null value is the feature \"other\".")));
 		value = TextDatumGetCString(elems[i]);
+		canonical[i] = category_value(value, type, feature, model);
 		for (j = 0; j < i; j++)
-			if (strcmp(value, TextDatumGetCString(elems[j])) == 0)
+			if (strcmp(canonical[i], canonical[j]) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("feature \"%s\" of model \"%s\" declares a category twice", feature, model)));
 		out = lappend(out, psprintf("COALESCE(%s = %s, false)", quote_identifier(column),
-									quote_literal_cstr(value)));
-		appendStringInfo(&other, "%s%s", i > 0 ? ", " : "", quote_literal_cstr(value));
+									quote_literal_cstr(canonical[i])));
+		appendStringInfo(&other, "%s%s = %s", i > 0 ? " OR " : "", quote_identifier(column),
+						 quote_literal_cstr(canonical[i]));
 	}
-	appendStringInfoString(&other, "), true)");
+	appendStringInfoString(&other, ", false)");
 	return lappend(out, other.data);
 }
 
@@ -729,23 +786,30 @@ model_filter_parse(UnlearnModel *m, Oid relid, Oid *type)
 	return filter_expr_parse(m->def.filter, relid, m->def.name, false, type);
 }
 
-/* the SQL of m's row filter, "(text)", or NULL: every row */
+/*
+ * The SQL condition of m's row filter, "((text) IS TRUE)", or NULL: every
+ * row.  The test keeps the filter one qual: the planner reorders the parts
+ * of a WHERE clause's top-level AND, but not those of an expression inside
+ * one, so SQL evaluates the filter's parts in its order and stops where the
+ * triggers' evaluator stops (feature_evaluator_selects); a part that fails
+ * for a row fails on both sides or on neither.
+ */
 char *
 model_filter_sql(UnlearnModel *m)
 {
-	return m->def.filter != NULL ? psprintf("(%s)", m->def.filter) : NULL;
+	return m->def.filter != NULL ? psprintf("((%s) IS TRUE)", m->def.filter) : NULL;
 }
 
 /*
  * The rows of relation (the model's table) a query over them reads for
- * the model: "relation WHERE (filter)", or relation
+ * the model: "relation WHERE <model_filter_sql>", or relation
  */
 char *
 model_rows_of(UnlearnModel *m, const char *relation)
 {
 	if (m->def.filter == NULL)
 		return (char *) relation;
-	return psprintf("%s WHERE (%s)", relation, m->def.filter);
+	return psprintf("%s WHERE %s", relation, model_filter_sql(m));
 }
 
 /* the columns feature j reads */

@@ -842,14 +842,42 @@ suspend_for_failed_expression(UnlearnModel *m, Oid caller)
 	m->released.status = MODEL_SUSPENDED;
 }
 
+typedef struct RetrainWork
+{
+	UnlearnModel *m;
+	const char *why;
+} RetrainWork;
+
+static void
+retrain_work(void *arg)
+{
+	RetrainWork *w = (RetrainWork *) arg;
+
+	retrain_or_rest(w->m, false, w->why);
+}
+
+/* an error of the rows' data (SQLSTATE class 22): a feature expression or filter failed */
+static bool
+data_failure(const ErrorData *edata, void *arg)
+{
+	return ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION;
+}
+
 /*
  * Bring m to its table after rows entered or left it without a statement:
  * retrain it (or put it to rest), or, if its owner may no longer read the
  * table, suspend it and count the rows; ledger operation `operation`.
+ * Rows that came without a statement (an attached partition) were never
+ * read by the triggers: when a feature expression or the filter fails for
+ * one, the retrain is rolled back and the model suspended, so the command
+ * goes on.
  */
 void
 retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, const char *why)
 {
+	RetrainWork work = {m, why};
+	ErrorData  *failure;
+
 	if (!model_owner_may_read(m))
 	{
 		/* no weights from rows its owner may not read: counts only */
@@ -862,7 +890,13 @@ retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, cons
 		catalog_ledger(m, operation, 0, 0, m->released.spent, false);
 		return;
 	}
-	retrain_or_rest(m, false, why);
+	failure = run_in_subtransaction(retrain_work, &work, data_failure);
+	if (failure != NULL)
+	{
+		FreeErrorData(failure);
+		suspend_for_failed_expression(m, caller);
+		return;
+	}
 	m->released.retrains++;
 	m->call.retrained_now = true;
 	catalog_update_model(m);

@@ -104,6 +104,33 @@ FROM unlearn.models WHERE model = 'fl_div';
 SELECT unlearn_drop('fl_div');
 DELETE FROM fl WHERE id = 2001;
 
+-- the filter is one condition in SQL, evaluated in its own order as the
+-- triggers evaluate it: a part guarded by the one before it never fails
+-- there (the planner would run the cheaper part of a plain AND first)
+CREATE TABLE fl_guard (id int PRIMARY KEY, x float8, c text);
+INSERT INTO fl_guard SELECT i, i % 17 + 1, CASE WHEN i % 17 > 8 THEN 'hi' ELSE 'lo' END FROM generate_series(1, 300) i;
+SELECT model, rows FROM unlearn_train('fl_guard', 'fl_guard', 'c', '{x}',
+	filter => 'CASE WHEN x = 0 THEN false ELSE x * 2 * 2 > 0 END AND 1 / x::int >= 0');
+INSERT INTO fl_guard VALUES (1000, 0, 'lo');
+DELETE FROM fl_guard WHERE c = 'hi';
+SELECT rows = (SELECT count(*) FROM fl_guard WHERE x <> 0) AS rows_match FROM unlearn.models WHERE model = 'fl_guard';
+-- and a part that fails before its guard fails at training, not later
+SELECT model, rows FROM unlearn_train('fl_guard2', 'fl_guard', 'x', '{id}', loss => 'squared',
+	filter => '1 / x::int >= 0 AND x <> 0');
+-- a partition attached with a row the filter fails for: the model is
+-- suspended, the command goes on
+CREATE TABLE flq (id int, k int, x float8, y float8) PARTITION BY LIST (k);
+CREATE TABLE flq_1 PARTITION OF flq FOR VALUES IN (1);
+INSERT INTO flq SELECT i, 1, i % 5 + 1, i FROM generate_series(1, 100) i;
+SELECT model, rows FROM unlearn_train('flq', 'flq', 'y', '{x}', loss => 'squared', sigma => 0,
+	filter => '1 / x::int >= 0');
+CREATE TABLE flq_2 (id int, k int, x float8, y float8);
+INSERT INTO flq_2 VALUES (1000, 2, 0, 1);
+ALTER TABLE flq ATTACH PARTITION flq_2 FOR VALUES IN (2);
+SELECT state FROM unlearn.models WHERE model = 'flq';
+SELECT unlearn_drop('flq'), unlearn_drop('fl_guard');
+DROP TABLE flq, fl_guard;
+
 -- 5.
 SELECT rows = (SELECT count(*) FROM fl WHERE region = 'eu' AND active) AS evaluates_filter_rows
 FROM unlearn_evaluate('fl_ls');

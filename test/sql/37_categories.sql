@@ -25,10 +25,11 @@ SELECT model, rows, classes FROM unlearn_train('cat_ls', 'cat', 'y',
 SELECT dims, features[2] AS north, features[5] AS other_region FROM unlearn.models WHERE model = 'cat_ls';
 SELECT model, rows FROM unlearn_train('cat_hand', 'cat', 'y',
 	ARRAY['visits', 'COALESCE(region = ''north'', false)', 'COALESCE(region = ''south'', false)',
-		  'COALESCE(region = ''east'', false)', 'COALESCE(region NOT IN (''north'', ''south'', ''east''), true)',
+		  'COALESCE(region = ''east'', false)',
+		  'NOT COALESCE(region = ''north'' OR region = ''south'' OR region = ''east'', false)',
 		  'COALESCE(plan = 0, false)', 'COALESCE(plan = 1, false)', 'COALESCE(plan = 2, false)',
-		  'COALESCE(plan NOT IN (0, 1, 2), true)', 'COALESCE(paying = true, false)',
-		  'COALESCE(paying NOT IN (true), true)'], loss => 'squared', sigma => 0);
+		  'NOT COALESCE(plan = 0 OR plan = 1 OR plan = 2, false)', 'COALESCE(paying = true, false)',
+		  'NOT COALESCE(paying = true, false)'], loss => 'squared', sigma => 0);
 SELECT bool_and(x = z) AS same_bits FROM unlearn.models a, unlearn.models b, unnest(a.coef, b.coef) AS t (x, z)
 WHERE a.model = 'cat_ls' AND b.model = 'cat_hand';
 
@@ -47,7 +48,20 @@ FROM cat c, LATERAL unlearn_score_row('cat_ls', c) s;
 SELECT abs(s.score - unlearn_predict('cat_ls', ARRAY[3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1])) < 1e-12 AS undeclared_is_other
 FROM cat c, LATERAL unlearn_score_row('cat_ls', c) s WHERE c.id = 1001;
 
+-- a varchar and a char(n) column; categories are compared as the column's values
+CREATE TABLE cat_v (id int PRIMARY KEY, v varchar(5), c char(3), y float8);
+INSERT INTO cat_v SELECT i, (ARRAY['a', 'b', 'c'])[i % 3 + 1], (ARRAY['x', 'y'])[i % 2 + 1], i % 7 FROM generate_series(1, 60) i;
+SELECT model, rows FROM unlearn_train('cat_v', 'cat_v', 'y', ARRAY['category(v, ''{a,b}'')', 'category(c, ''{x}'')'],
+									  loss => 'squared');
+SELECT unlearn_drop('cat_v');
+SELECT unlearn_train('cat_bad', 'cat_v', 'y', ARRAY['category(c, ''{x,"x "}'')'], loss => 'squared');
+DROP TABLE cat_v;
+
 -- 4.
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(plan, ''{1,01}'')'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(plan, ''{1,one}'')'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{}'')'], loss => 'squared');
+SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''north'')'], loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', '{category(region)}', loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(visits, ''{1,2}'')'], loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{north,NULL}'')'], loss => 'squared');
