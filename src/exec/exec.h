@@ -125,6 +125,7 @@ extern bool slot_row_decode_guarded(SlotRowReader *reader, TupleTableSlot *slot,
 									bool *failed);
 extern char *slot_row_cohort(SlotRowReader *reader, TupleTableSlot *slot);
 extern bool slot_row_filtered(SlotRowReader *reader);
+extern bool expression_error_of_row(const ErrorData *edata);
 extern RowBatch *new_row_batch(int p, int capacity);
 extern void row_batch_reserve(RowBatch *batch, int p, int *capacity);
 extern void row_batch_keep(int p, RowBatch *out, const RowBatch *in, int i);

@@ -206,7 +206,8 @@ category_value(const char *value, Oid type, const char *feature, const char *mod
  * category(column, '{a,b,...}'): one-hot encoding of a column, declared
  * by its categories.  When feature is such a call, the feature expressions
  * it stands for, in order: for each category c, "COALESCE(column = 'c',
- * false)", then "other", "NOT COALESCE(column = 'a' OR ..., false)", 1
+ * false)", then "other", "NOT COALESCE(column = ANY ('{a,...}'::T[]),
+ * false)" with T the column's type (text for text, varchar and char), 1
  * for a null or an undeclared value; else NIL.  The column must be of a
  * text, boolean or integer type (compared in its own type, built-in
  * operators), and the categories a one-dimensional text array of distinct
@@ -291,9 +292,12 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature \"%s\" of model \"%s\" must declare 1 to %d categories", feature, model,
 						MAX_CATEGORIES)));
-	/* "other": no category matched, an OR of the equalities (no array construct) */
+	/*
+	 * "other": no category matched, one test against a constant array of the
+	 * column's type (hashed from 9 elements on)
+	 */
 	initStringInfo(&other);
-	appendStringInfoString(&other, "NOT COALESCE(");
+	appendStringInfoChar(&other, '{');
 	canonical = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 	{
@@ -314,11 +318,20 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 						 errmsg("feature \"%s\" of model \"%s\" declares a category twice", feature, model)));
 		out = lappend(out, psprintf("COALESCE(%s = %s, false)", quote_identifier(column),
 									quote_literal_cstr(canonical[i])));
-		appendStringInfo(&other, "%s%s = %s", i > 0 ? " OR " : "", quote_identifier(column),
-						 quote_literal_cstr(canonical[i]));
+		appendStringInfoString(&other, i > 0 ? ",\"" : "\"");
+		for (j = 0; canonical[i][j] != '\0'; j++)
+		{
+			if (canonical[i][j] == '"' || canonical[i][j] == '\\')
+				appendStringInfoChar(&other, '\\');
+			appendStringInfoChar(&other, canonical[i][j]);
+		}
+		appendStringInfoChar(&other, '"');
 	}
-	appendStringInfoString(&other, ", false)");
-	return lappend(out, other.data);
+	appendStringInfoChar(&other, '}');
+	return lappend(out, psprintf("NOT COALESCE(%s = ANY (%s::%s[]), false)", quote_identifier(column),
+								 quote_literal_cstr(other.data),
+								 type == INT2OID ? "int2" : type == INT4OID ? "int4" :
+								 type == INT8OID ? "int8" : type == BOOLOID ? "bool" : "text"));
 }
 
 /* the column names a raw expression reads */

@@ -856,11 +856,11 @@ retrain_work(void *arg)
 	retrain_or_rest(w->m, false, w->why);
 }
 
-/* an error of the rows' data (SQLSTATE class 22): a feature expression or filter failed */
+/* an error of the rows' values: a feature expression or filter failed */
 static bool
 data_failure(const ErrorData *edata, void *arg)
 {
-	return ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION;
+	return expression_error_of_row(edata);
 }
 
 /*

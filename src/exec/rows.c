@@ -403,15 +403,43 @@ squared_label_condition(UnlearnModel *m)
 void
 append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 {
-	appendStringInfo(cond, "%s IS NOT NULL", quote_identifier(m->def.label));
+	StringInfoData rest;
+
+	initStringInfo(&rest);
+	appendStringInfo(&rest, "%s IS NOT NULL", quote_identifier(m->def.label));
 	if (m->def.loss == LOSS_SQUARED)
-		appendStringInfo(cond, " AND %s", squared_label_condition(m));
+		appendStringInfo(&rest, " AND %s", squared_label_condition(m));
 	if (m->def.nulls == NULLS_SKIP)
-		appendStringInfo(cond, " AND NOT (%s)", model_null_condition(m, false));
+		appendStringInfo(&rest, " AND NOT (%s)", model_null_condition(m, false));
 	if (m->def.classes_declared)
-		append_declared_label_condition(m, cond, param);
+		append_declared_label_condition(m, &rest, param);
+
+	/*
+	 * With a filter, one CASE: the planner keeps it one qual, so the rest
+	 * (which may evaluate feature expressions) is evaluated only for rows
+	 * the filter passes, as the triggers evaluate nothing else for others
+	 */
 	if (m->def.filter != NULL)
-		appendStringInfo(cond, " AND %s", model_filter_sql(m));
+		appendStringInfo(cond, "CASE WHEN %s THEN (%s) ELSE false END", model_filter_sql(m), rest.data);
+	else
+		appendStringInfoString(cond, rest.data);
+}
+
+/*
+ * Whether an error raised while a row's feature expressions or filter were
+ * evaluated is one of the row's values: data exceptions (class 22), limits
+ * a value passes (54: a character code too large) and operations a value
+ * asks for that are not supported (0A: a unit an interval lacks).  Such a
+ * row is outside the model; any other error (a cancel, out of memory)
+ * propagates.
+ */
+bool
+expression_error_of_row(const ErrorData *edata)
+{
+	int			category = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return category == ERRCODE_DATA_EXCEPTION || category == ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
+		category == ERRCODE_FEATURE_NOT_SUPPORTED;
 }
 
 /*
@@ -880,7 +908,7 @@ expression_failed(const ErrorData *edata, void *arg)
 {
 	GuardedDecode *d = (GuardedDecode *) arg;
 	bool		failed = d->reader->evaluating &&
-		ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION;
+		expression_error_of_row(edata);
 
 	d->reader->evaluating = false;
 	return failed;
@@ -889,7 +917,7 @@ expression_failed(const ErrorData *edata, void *arg)
 /*
  * slot_row_decode of a row of a change, for which no feature expression
  * may make the statement fail: when an expression raises an error for the
- * row's values (SQLSTATE class 22: ln of 0, a division by zero, an
+ * row's values (expression_error_of_row: ln of 0, a division by zero, an
  * overflow), the row is outside the model, *failed is set and false
  * returned.  Any other error (a null under "nulls": "error", a cancel,
  * out of memory) propagates.  A model without expressions decodes as

@@ -2,7 +2,8 @@
 -- who does not own the table cannot make its writers' statements slow.
 --  1. a model owner who is not the table's owner may attach only
 --     operations of linear cost, in at most 4096 bytes per expression;
---  2. a row for which an expression fails (ln of 0, a division by zero) is
+--  2. a row for which an expression fails (ln of 0, a division by zero,
+--     chr(0)) is
 --     written in every statement form; it stays outside the model, counted,
 --     and the model is suspended;
 --  3. unlearn_train(..., replace => true) with the expression mended
@@ -115,6 +116,13 @@ SELECT model, rows FROM unlearn_train('ef_own', 'ef', 'y',
 INSERT INTO ef VALUES (3001, 2, 7, 50, 'north', true);
 SELECT state, rows + skipped = (SELECT count(*) FROM ef) AS counted FROM unlearn.models WHERE model = 'ef_own';
 SELECT unlearn_drop('ef_own');
+-- an error of a value that is not a data exception (chr(0): 54000) is a
+-- failure of the row too: the write goes on, the model is suspended
+SELECT model, rows FROM unlearn_train('ef_chr', 'ef', 'y', ARRAY['chr(age + 1000) = ''A'''], sigma => 1);
+INSERT INTO ef VALUES (3002, 2, 7, -1000, 'north', true);
+SELECT state FROM unlearn.models WHERE model = 'ef_chr';
+SELECT unlearn_drop('ef_chr');
+DELETE FROM ef WHERE id = 3002;
 RESET ROLE;
 
 -- 6. through partitions (a row moved across them by an UPDATE) and an FK

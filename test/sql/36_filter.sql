@@ -114,6 +114,19 @@ SELECT model, rows FROM unlearn_train('fl_guard', 'fl_guard', 'c', '{x}',
 INSERT INTO fl_guard VALUES (1000, 0, 'lo');
 DELETE FROM fl_guard WHERE c = 'hi';
 SELECT rows = (SELECT count(*) FROM fl_guard WHERE x <> 0) AS rows_match FROM unlearn.models WHERE model = 'fl_guard';
+-- a feature expression the filter guards is evaluated only for the rows
+-- it passes, in SQL as in the triggers, whatever a pass's other conditions
+CREATE TABLE fl_guard3 (id int PRIMARY KEY, x int, c text);
+INSERT INTO fl_guard3 SELECT i, i % 5 + 1, (ARRAY['a', 'b', 'c'])[i % 3 + 1] FROM generate_series(1, 30) i;
+INSERT INTO fl_guard3 VALUES (100, 1, 'd');
+SELECT model, rows FROM unlearn_train('fl_guard3', 'fl_guard3', 'c', ARRAY['id', '1 / x'],
+	options => '{"nulls": "skip"}', filter => 'x <> 0');
+INSERT INTO fl_guard3 VALUES (101, 0, 'a');
+DELETE FROM fl_guard3 WHERE id = 100;
+SELECT state, rows = (SELECT count(*) FROM fl_guard3 WHERE x <> 0) AS rows_match FROM unlearn.models
+WHERE model = 'fl_guard3';
+SELECT unlearn_drop('fl_guard3');
+DROP TABLE fl_guard3;
 -- and a part that fails before its guard fails at training, not later
 SELECT model, rows FROM unlearn_train('fl_guard2', 'fl_guard', 'x', '{id}', loss => 'squared',
 	filter => '1 / x::int >= 0 AND x <> 0');

@@ -26,10 +26,10 @@ SELECT dims, features[2] AS north, features[5] AS other_region FROM unlearn.mode
 SELECT model, rows FROM unlearn_train('cat_hand', 'cat', 'y',
 	ARRAY['visits', 'COALESCE(region = ''north'', false)', 'COALESCE(region = ''south'', false)',
 		  'COALESCE(region = ''east'', false)',
-		  'NOT COALESCE(region = ''north'' OR region = ''south'' OR region = ''east'', false)',
+		  'NOT COALESCE(region = ANY (''{north,south,east}''::text[]), false)',
 		  'COALESCE(plan = 0, false)', 'COALESCE(plan = 1, false)', 'COALESCE(plan = 2, false)',
-		  'NOT COALESCE(plan = 0 OR plan = 1 OR plan = 2, false)', 'COALESCE(paying = true, false)',
-		  'NOT COALESCE(paying = true, false)'], loss => 'squared', sigma => 0);
+		  'NOT COALESCE(plan = ANY (''{0,1,2}''::int4[]), false)', 'COALESCE(paying = true, false)',
+		  'NOT COALESCE(paying = ANY (''{true}''::bool[]), false)'], loss => 'squared', sigma => 0);
 SELECT bool_and(x = z) AS same_bits FROM unlearn.models a, unlearn.models b, unnest(a.coef, b.coef) AS t (x, z)
 WHERE a.model = 'cat_ls' AND b.model = 'cat_hand';
 
@@ -51,8 +51,9 @@ FROM cat c, LATERAL unlearn_score_row('cat_ls', c) s WHERE c.id = 1001;
 -- a varchar and a char(n) column; categories are compared as the column's values
 CREATE TABLE cat_v (id int PRIMARY KEY, v varchar(5), c char(3), y float8);
 INSERT INTO cat_v SELECT i, (ARRAY['a', 'b', 'c'])[i % 3 + 1], (ARRAY['x', 'y'])[i % 2 + 1], i % 7 FROM generate_series(1, 60) i;
-SELECT model, rows FROM unlearn_train('cat_v', 'cat_v', 'y', ARRAY['category(v, ''{a,b}'')', 'category(c, ''{x}'')'],
-									  loss => 'squared');
+SELECT model, rows FROM unlearn_train('cat_v', 'cat_v', 'y', ARRAY['category(v, ''{a,b,"q\"uo''''te"}'')',
+									  'category(c, ''{x}'')'], loss => 'squared');
+SELECT features[3] AS quoted, features[4] AS other FROM unlearn.models WHERE model = 'cat_v';
 SELECT unlearn_drop('cat_v');
 SELECT unlearn_train('cat_bad', 'cat_v', 'y', ARRAY['category(c, ''{x,"x "}'')'], loss => 'squared');
 DROP TABLE cat_v;
