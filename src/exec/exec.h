@@ -61,7 +61,7 @@ extern char *feature_sql(UnlearnModel *m, int j);
 extern List *feature_column_names(UnlearnModel *m, int j);
 extern FeatureEvaluator *feature_evaluator_create(UnlearnModel *m, TupleDesc desc, bool with_filter);
 extern bool feature_evaluator_selects(FeatureEvaluator *fe, TupleTableSlot *slot);
-extern Node *model_filter_parse(UnlearnModel *m, Oid relid, Oid *type);
+extern Node *model_filter_parse(UnlearnModel *m, Oid relid);
 extern char *model_filter_sql(UnlearnModel *m);
 extern char *model_rows_of(UnlearnModel *m, const char *relation);
 extern void feature_evaluator_fill(FeatureEvaluator *fe, TupleTableSlot *slot,

@@ -789,14 +789,22 @@ feature_sql(UnlearnModel *m, int j)
 }
 
 /*
- * Parse and check m's row filter against relid, by the rules of feature
- * expressions (linear: only operations of linear cost); *type receives its
- * type.
+ * Parse and check m's stored row filter against relid, by the rules of
+ * feature expressions; an error unless it is still boolean.
  */
 Node *
-model_filter_parse(UnlearnModel *m, Oid relid, Oid *type)
+model_filter_parse(UnlearnModel *m, Oid relid)
 {
-	return filter_expr_parse(m->def.filter, relid, m->def.name, false, type);
+	Oid			type;
+	Node	   *expr = filter_expr_parse(m->def.filter, relid, m->def.name, false, &type);
+
+	if (type != BOOLOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("the filter of model \"%s\" now has type %s, not boolean",
+						m->def.name, format_type_be(type)),
+				 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->def.name)));
+	return expr;
 }
 
 /*
@@ -914,16 +922,9 @@ feature_evaluator_create(UnlearnModel *m, TupleDesc desc, bool with_filter)
 	source = relation_open(m->def.source, AccessShareLock);
 	if (with_filter)
 	{
-		Oid			type;
-		Node	   *expr = model_filter_parse(m, m->def.source, &type);
+		Node	   *expr = model_filter_parse(m, m->def.source);
 		VarMove		mv = {RelationGetDescr(source), desc, m, "filter", m->def.filter};
 
-		if (type != BOOLOID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-					 errmsg("the filter of model \"%s\" now has type %s, not boolean",
-							m->def.name, format_type_be(type)),
-					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->def.name)));
 		expr = move_vars(expr, &mv);
 		fe->filter = ExecInitExpr(expression_planner((Expr *) expr), NULL);
 	}

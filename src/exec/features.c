@@ -305,7 +305,6 @@ verify_source_columns(UnlearnModel *m)
 	if (m->def.filter != NULL)
 	{
 		ListCell   *lc;
-		Oid			type;
 
 		foreach(lc, feature_expr_column_names(m->def.filter, m->def.name))
 			if (get_attnum(m->def.source, strVal(lfirst(lc))) <= 0)
@@ -315,13 +314,7 @@ verify_source_columns(UnlearnModel *m)
 								m->def.name, strVal(lfirst(lc)), get_rel_name(m->def.source)),
 						 errhint("Drop the model with unlearn_drop('%s') first, then retrain it on the new table.",
 								 m->def.name)));
-		(void) model_filter_parse(m, m->def.source, &type);
-		if (type != BOOLOID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-					 errmsg("the filter of model \"%s\" now has type %s, not boolean",
-							m->def.name, format_type_be(type)),
-					 errhint("Drop the model with unlearn_drop('%s') first, then retrain it.", m->def.name)));
+		(void) model_filter_parse(m, m->def.source);
 	}
 	/* the cohort column keeps its name (a rename would let another column take it) */
 	if (m->def.cohort != NULL)

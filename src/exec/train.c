@@ -100,6 +100,23 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 }
 
 /*
+ * A cursor over the model's rows of relation (its table), in
+ * build_feature_select's layout.  Names are resolved when the cursor is
+ * planned, under pin_expression_settings: expressions see built-ins only.
+ */
+static Portal
+model_rows_cursor(UnlearnModel *m, const char *relation)
+{
+	int			level = pin_expression_settings();
+	Portal		portal = SPI_cursor_open_with_args(NULL,
+												   build_feature_select(m, model_rows_of(m, relation), NULL),
+												   0, NULL, NULL, NULL, false, 0);
+
+	unpin_expression_settings(level);
+	return portal;
+}
+
+/*
  * Read the model's rows from its table (relation: its qualified name), as
  * the table's owner, into a row-major matrix of raw features (unmapped;
  * see map_design), with the targets of the model's classes.  Rows of a
@@ -127,8 +144,7 @@ load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm)
 
 	/* planned and run as the table's owner (privilege.c) */
 	enter_table_owner_context(m->def.source, &ctx);
-	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, model_rows_of(m, relation), NULL),
-									   0, NULL, NULL, NULL, false, 0);
+	portal = model_rows_cursor(m, relation);
 	for (;;)
 	{
 		uint64		j;
@@ -201,7 +217,6 @@ model_training_fit(UnlearnModel *m)
 	ExtensionContext ctx;
 	int64		n = 0,
 				correct = 0;
-	int			level;
 	long double sy = 0,
 				syy = 0,
 				sse = 0;
@@ -210,11 +225,7 @@ model_training_fit(UnlearnModel *m)
 		return NAN;
 	model_row_map(m, &map);
 	enter_table_owner_context(m->def.source, &ctx);
-	/* names are resolved when the cursor is planned: expressions see built-ins only */
-	level = pin_expression_settings();
-	portal = SPI_cursor_open_with_args(NULL, build_feature_select(m, model_rows_of(m, relation), NULL),
-									   0, NULL, NULL, NULL, false, 0);
-	unpin_expression_settings(level);
+	portal = model_rows_cursor(m, relation);
 	for (;;)
 	{
 		uint64		j;
