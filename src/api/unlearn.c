@@ -602,7 +602,6 @@ training_summary(FunctionCallInfo fcinfo, UnlearnModel *m, TimestampTz started)
 	Datum		v[9];
 	bool		isnull[9] = {false};
 	double		fit;
-	static const char *const states[] = {"ready", "too few rows", "suspended"};
 
 	/* a catalog before 0.20.0 declares the call void */
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -619,7 +618,7 @@ training_summary(FunctionCallInfo fcinfo, UnlearnModel *m, TimestampTz started)
 	isnull[4] = m->def.loss != LOSS_SQUARED || isnan(fit);
 	v[5] = Float8GetDatum(significant(m->def.budget, 4));
 	v[6] = Float8GetDatum(significant(m->released.spent, 3));
-	v[7] = CStringGetTextDatum(states[m->released.status]);
+	v[7] = CStringGetTextDatum(model_status_name(m->released.status));
 	v[8] = Float8GetDatum(round((double) (GetCurrentTimestamp() - started) / 1e3) / 1e3);
 	/* copied out of SPI's memory, which SPI_finish frees */
 	return PointerGetDatum(SPI_returntuple(heap_form_tuple(BlessTupleDesc(desc), v, isnull), desc));
