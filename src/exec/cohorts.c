@@ -822,7 +822,7 @@ choose_cohorts(UnlearnModel *m, List **kept, Oid *base)
 	ctl.hcxt = CurrentMemoryContext;
 	table = hash_create("unlearn cohort rebuild", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	initStringInfo(&cond);
-	append_model_row_condition(m, &cond, 1);
+	append_model_row_condition(m, &cond, 1, false);
 	enter_table_owner_context(m->def.source, &ctx);
 	if (SPI_execute_with_args(psprintf("SELECT %s%s, pg_catalog.count(*) FROM %s WHERE %s GROUP BY 1",
 									   quote_identifier(m->def.cohort), cohort_collation(*base),

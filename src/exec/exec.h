@@ -101,7 +101,8 @@ extern char *squared_label_condition(UnlearnModel *m);
 extern void append_declared_label_condition(UnlearnModel *m, StringInfo cond, int param);
 extern char *model_null_element_condition(const char *col);
 extern char *model_null_condition(UnlearnModel *m, bool with_label);
-extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int param);
+extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int param,
+									   bool rows_filtered);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern int	extract_float_array_missing(Datum arr, double *out, int expected, const char *what);
 extern void mark_missing_values(double *raw, int d);

@@ -224,7 +224,7 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 	if (count_leaving_from_bounds(m, lr))
 		return;
 	initStringInfo(&cond);
-	append_model_row_condition(m, &cond, 1);
+	append_model_row_condition(m, &cond, 1, true);
 	if (m->def.cohort != NULL)
 		base = getBaseType(get_atttype(m->def.source, get_attnum(m->def.source, m->def.cohort)));
 	lr->forgettable = true;

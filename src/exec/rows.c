@@ -397,11 +397,13 @@ squared_label_condition(UnlearnModel *m)
  * Append the SQL condition "the row is in the model": it has a label,
  * under "nulls": "skip" no null in a model column, with declared
  * classes a label among them (query parameter $param, see
- * append_declared_label_condition), and it passes the row filter.  model_row_count counts with it and
- * training passes read with it (train_pass.c).
+ * append_declared_label_condition), and it passes the row filter, unless
+ * rows_filtered: the query reads model_rows_of already, which tested it.
+ * model_row_count counts with it and training passes read with it
+ * (train_pass.c).
  */
 void
-append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
+append_model_row_condition(UnlearnModel *m, StringInfo cond, int param, bool rows_filtered)
 {
 	StringInfoData rest;
 
@@ -419,7 +421,7 @@ append_model_row_condition(UnlearnModel *m, StringInfo cond, int param)
 	 * (which may evaluate feature expressions) is evaluated only for rows
 	 * the filter passes, as the triggers evaluate nothing else for others
 	 */
-	if (m->def.filter != NULL)
+	if (m->def.filter != NULL && !rows_filtered)
 		appendStringInfo(cond, "CASE WHEN %s THEN (%s) ELSE false END", model_filter_sql(m), rest.data);
 	else
 		appendStringInfoString(cond, rest.data);

@@ -83,7 +83,7 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	if (m->def.nulls == NULLS_ERROR && !m->def.classes_declared && m->def.filter == NULL)
 		return relation_row_count(m->def.source);
 	initStringInfo(&cond);
-	append_model_row_condition(m, &cond, 1);
+	append_model_row_condition(m, &cond, 1, true);
 	enter_table_owner_context(m->def.source, &ctx);
 	classes = m->def.classes_declared ?
 		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;

@@ -139,7 +139,7 @@ scan_filter(UnlearnModel *m)
 		m->def.filter != NULL)
 	{
 		appendStringInfoString(&filter, " WHERE ");
-		append_model_row_condition(m, &filter, PARAM_DECLARED);
+		append_model_row_condition(m, &filter, PARAM_DECLARED, false);
 	}
 	return filter.data;
 }
