@@ -823,6 +823,8 @@ CREATE FUNCTION unlearn._row_x(model text, map float8[], raw float8[]) RETURNS f
 AS 'MODULE_PATHNAME', 'unlearn_row_x' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION unlearn._row_raw(model text, raw float8[]) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_row_raw' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION unlearn._category_values(value anyelement, categories anyarray) RETURNS float8[]
+AS 'MODULE_PATHNAME', 'unlearn_category_values' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10;
 CREATE FUNCTION unlearn._row_target(model text, label "any", positive text) RETURNS float8
 AS 'MODULE_PATHNAME', 'unlearn_row_target' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION unlearn._moments_add(bytea, float8[], int4) RETURNS bytea
@@ -887,6 +889,7 @@ COMMENT ON FUNCTION unlearn._stats_combine(unlearn.stats, unlearn.stats) IS 'int
 COMMENT ON FUNCTION unlearn._row_values("any") IS 'internal to training passes: a row''s features (numeric scalars and booleans, or one numeric array) as float8[], a null value or element as NaN (missing)';
 COMMENT ON FUNCTION unlearn._row_x(text, float8[], float8[]) IS 'internal to training passes: raw features checked finite, or under a map that imputes with missing values marked, and mapped by a model''s row map (NULL: unmapped)';
 COMMENT ON FUNCTION unlearn._row_raw(text, float8[]) IS 'internal to training passes: raw features with each value that is not finite marked missing (NaN), for the moments pass of a model that imputes';
+COMMENT ON FUNCTION unlearn._category_values(anyelement, anyarray) IS 'internal to training passes: the features of a category() group in one lookup, 1 for each category equal to the value and 0 for the others, then other (1 when none is equal or the value is null); text, integer and boolean values';
 COMMENT ON FUNCTION unlearn._row_target(text, "any", text) IS 'internal to training passes: +1 if the label is positive, else -1; positive NULL: the label''s value (squared loss)';
 COMMENT ON FUNCTION unlearn._moments_add(bytea, float8[], integer) IS 'internal: transition function of unlearn._column_moments';
 COMMENT ON FUNCTION unlearn._moments_combine(bytea, bytea) IS 'internal: combine function of unlearn._column_moments';

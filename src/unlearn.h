@@ -206,6 +206,9 @@ typedef struct ModelCall
 	bool		no_nonfinite_rows;	/* a census under this call's lock found no
 									 * row with a value that is not finite: the
 									 * passes need not look for one */
+	struct CategoryGroups *category_groups; /* its category() groups
+											 * (feature_expr.c), or NULL not
+											 * yet asked */
 	double		release_nats;	/* fisher: the KL bound of the release this call
 								 * wrote, or -1 if it wrote none */
 } ModelCall;

@@ -254,11 +254,17 @@ keyed_scorer_receive(TupleTableSlot *slot, DestReceiver *self)
 	{
 		Datum		values[3];
 		bool		nulls[3] = {false, false, false};
+		int			ncolumns = ks->pm->columns->def.nfeatures + 1;
+		Datum	   *columns = palloc(sizeof(Datum) * ncolumns);
+		bool	   *column_null = palloc(sizeof(bool) * ncolumns);
 
 		/* the query row is build_feature_select's: label slot, features, key */
 		values[0] = key_jsonb(ks->key, slot->tts_values + ks->first_key,
 							  slot->tts_isnull + ks->first_key);
-		score_model_columns(ks->pm, slot->tts_values, slot->tts_isnull, values, nulls);
+		memcpy(columns, slot->tts_values, sizeof(Datum) * ncolumns);
+		memcpy(column_null, slot->tts_isnull, sizeof(bool) * ncolumns);
+		expand_category_columns(ks->pm->columns, columns, column_null);
+		score_model_columns(ks->pm, columns, column_null, values, nulls);
 		tuplestore_putvalues(ks->rsinfo->setResult, ks->rsinfo->setDesc, values, nulls);
 	}
 	MemoryContextSwitchTo(old);

@@ -54,6 +54,23 @@ extern List *feature_expr_column_names(const char *text, const char *model);
 extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
 								bool linear, Oid *result_type);
 extern List *category_feature_texts(const char *text, Oid relid, const char *model);
+
+/*
+ * The category() groups among a model's features: consecutive feature
+ * expressions, one per declared category and "other", that one call of
+ * unlearn._category_values computes in one lookup per row.
+ */
+typedef struct CategoryGroups
+{
+	int		   *length;			/* per feature: at a group's first feature,
+								 * its length; -1 at its other features; 0
+								 * outside groups */
+	char	  **sql;			/* at a group's first feature: the SQL of the
+								 * call, a float8[] of the group's values */
+} CategoryGroups;
+extern CategoryGroups *model_category_groups(UnlearnModel *m);
+extern bool feature_in_category_group(UnlearnModel *m, int j);
+extern void expand_category_columns(UnlearnModel *m, Datum *values, bool *isnull);
 extern Node *filter_expr_parse(const char *text, Oid relid, const char *model,
 							   bool linear, Oid *result_type);
 extern char *feature_expr_canonical(Node *expr, Oid relid);
@@ -140,7 +157,8 @@ extern int	unlearn_noisy_gd_memory;
 extern void noisy_gd_init(void);
 extern void noisy_gd_train(UnlearnModel *m, bool verbose);
 extern double noisy_gd_apply_change(UnlearnModel *m, int64 rows_changed);
-/* train_pass.c: gradient passes for Noisy-GD */
+/* train_pass.c: the fit of a training's summary; gradient passes for Noisy-GD */
+extern double model_training_fit(UnlearnModel *m);
 extern void *gradient_passes_begin(UnlearnModel *m, const char *command);
 extern void gradient_pass(void *arg, const double *w, double *gradient_sum);
 extern int64 gradient_pass_rows(void *arg);
@@ -149,7 +167,6 @@ extern void gradient_passes_end(void *arg);
 extern int64 relation_row_count(Oid relid);
 extern int64 model_row_count(UnlearnModel *m, int64 *skipped);
 extern void load_design(UnlearnModel *m, const char *relation, DesignMatrix *dm);
-extern double model_training_fit(UnlearnModel *m);
 extern void train_loaded(UnlearnModel *m, bool verbose);
 extern bool reanchor_loaded(UnlearnModel *m, double *factor, double *weight_sum, double *g,
 							double *allowance, int64 *rows);

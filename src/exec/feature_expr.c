@@ -202,6 +202,14 @@ category_value(const char *value, Oid type, const char *feature, const char *mod
 	return NULL;				/* keep compiler quiet */
 }
 
+/* the SQL type name of a category() group's constant array */
+static const char *
+category_array_type(Oid type)
+{
+	return type == INT2OID ? "int2" : type == INT4OID ? "int4" :
+		type == INT8OID ? "int8" : type == BOOLOID ? "bool" : "text";
+}
+
 /*
  * category(column, '{a,b,...}'): one-hot encoding of a column, declared
  * by its categories.  When feature is such a call, the feature expressions
@@ -329,9 +337,131 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 	}
 	appendStringInfoChar(&other, '}');
 	return lappend(out, psprintf("NOT COALESCE(%s = ANY (%s::%s[]), false)", quote_identifier(column),
-								 quote_literal_cstr(other.data),
-								 type == INT2OID ? "int2" : type == INT4OID ? "int4" :
-								 type == INT8OID ? "int8" : type == BOOLOID ? "bool" : "text"));
+								 quote_literal_cstr(other.data), category_array_type(type)));
+}
+
+/*
+ * If feature j of m is the "other" feature of a category() group that
+ * category_feature_texts wrote, the group's length (its categories and
+ * "other", which end at j) and in *sql the unlearn._category_values call
+ * that computes the group's features in one lookup; else 0.  The group is
+ * recognised only when each of its stored features is, as text, what
+ * category_feature_texts gives today for the column and the categories
+ * that "other" names: so the call computes exactly what the stored
+ * expressions compute (the column compared in its own type, a text column
+ * under a deterministic collation, bytewise).
+ */
+static int
+category_group_ending_at(UnlearnModel *m, int j, char **sql)
+{
+	const char *text = m->def.features[j];
+	Oid			relid = m->def.source;
+	Oid			type;
+	Node	   *expr;
+	CoalesceExpr *coalesce;
+	ScalarArrayOpExpr *any;
+	Const	   *arr;
+	List	   *vars;
+	Var		   *var;
+	char	   *column;
+	char	   *categories;
+	List	   *texts;
+	ListCell   *lc;
+	int			k,
+				i;
+	Oid			base;
+
+	if (!feature_is_expression(m, j) || strncmp(text, "(NOT COALESCE(", 14) != 0)
+		return 0;
+	expr = feature_expr_parse(text, relid, m->def.name, false, &type);
+	if (!is_notclause(expr))
+		return 0;
+	coalesce = (CoalesceExpr *) get_notclausearg(expr);
+	if (!IsA(coalesce, CoalesceExpr) || list_length(coalesce->args) != 2 ||
+		!IsA(linitial(coalesce->args), ScalarArrayOpExpr))
+		return 0;
+	any = linitial(coalesce->args);
+	if (!any->useOr || list_length(any->args) != 2 || !IsA(lsecond(any->args), Const) ||
+		(OidIsValid(any->inputcollid) && !get_collation_isdeterministic(any->inputcollid)))
+		return 0;
+	arr = lsecond(any->args);
+	vars = pull_var_clause(linitial(any->args), 0);
+	if (arr->constisnull || list_length(vars) != 1)
+		return 0;
+	var = linitial(vars);
+	column = get_attname(relid, var->varattno, true);
+	if (column == NULL)
+		return 0;
+	base = getBaseType(get_atttype(relid, var->varattno));
+	categories = OidOutputFunctionCall(F_ARRAY_OUT, arr->constvalue);
+	texts = category_feature_texts(psprintf("category(%s, %s)", quote_identifier(column),
+											quote_literal_cstr(categories)),
+								   relid, m->def.name);
+	k = list_length(texts);
+	if (k < 2 || k > j + 1)
+		return 0;
+	i = j - k + 1;
+	foreach(lc, texts)
+	{
+		if (!feature_is_expression(m, i) ||
+			strcmp(feature_expr_canonical(feature_expr_parse(lfirst(lc), relid, m->def.name, false,
+															 &type),
+										  relid),
+				   m->def.features[i]) != 0)
+			return 0;
+		i++;
+	}
+	*sql = psprintf("unlearn._category_values(%s%s, %s::%s[])", quote_identifier(column),
+					base == TEXTOID || base == VARCHAROID || base == BPCHAROID ? "::text" : "",
+					quote_literal_cstr(categories), category_array_type(base));
+	return k;
+}
+
+/*
+ * The category() groups among m's features, found once per call of m:
+ * see CategoryGroups.  Without unlearn._category_values (a catalog before
+ * 0.21.0), none.
+ */
+CategoryGroups *
+model_category_groups(UnlearnModel *m)
+{
+	CategoryGroups *g = m->call.category_groups;
+	MemoryContext old;
+	int			j;
+
+	if (g != NULL)
+		return g;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(m));
+	g = palloc0(sizeof(CategoryGroups));
+	g->length = palloc0(sizeof(int) * m->def.nfeatures);
+	g->sql = palloc0(sizeof(char *) * m->def.nfeatures);
+	if (!m->def.feature_array && catalog_has_category_values())
+		for (j = m->def.nfeatures - 1; j > 0; j--)
+		{
+			char	   *sql;
+			int			k = category_group_ending_at(m, j, &sql);
+			int			i;
+
+			if (k == 0)
+				continue;
+			g->length[j - k + 1] = k;
+			g->sql[j - k + 1] = sql;
+			elog(DEBUG1, "unlearn: model \"%s\": features %d to %d read as one category() group",
+				 m->def.name, j - k + 2, j + 1);
+			for (i = j - k + 2; i <= j; i++)
+				g->length[i] = -1;
+			j -= k - 1;
+		}
+	MemoryContextSwitchTo(old);
+	m->call.category_groups = g;
+	return g;
+}
+
+/* whether feature j of m belongs to a category() group: never null, 0 or 1 */
+bool
+feature_in_category_group(UnlearnModel *m, int j)
+{
+	return model_category_groups(m)->length[j] != 0;
 }
 
 /* the column names a raw expression reads */

@@ -20,6 +20,13 @@
  *		the raw values with each one that is not finite marked missing
  *		(NaN), for the moments pass of a model that imputes; counts the
  *		row as _row_x does.
+ *	  unlearn._category_values(value anyelement, categories anyarray)
+ *		-> float8[]
+ *		the features of one category() group (feature_expr.c) in one
+ *		lookup: 1 for each category equal to value, 0 for the others, then
+ *		"other", 1 when none is equal or value is null.  Text, integer and
+ *		boolean values only, compared by their built-in equality (text
+ *		bytewise, as under a deterministic collation).
  *	  unlearn._row_target(model text, label "any", positive text) -> float8
  *		the label's canonical text (rows.c) compared with positive: +1 if
  *		equal, -1 if not; positive NULL (squared loss): the label's value,
@@ -35,7 +42,8 @@
  * nothing but a row count into their own backend's (or parallel leader's)
  * progress slot while it reports.
  *
- * Cost: O(d) per row.
+ * Cost: O(d) per row; _category_values O(k) for k categories, one hash and
+ * one equality test per row with distinct hashes.
  *
  *-------------------------------------------------------------------------
  */
@@ -43,11 +51,13 @@
 
 #include <math.h>
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "nodes/supportnodes.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
 
 #define MAP_HEADER 6
 
@@ -419,4 +429,98 @@ unlearn_row_target(PG_FUNCTION_ARGS)
 		memcmp(label, VARDATA_ANY(positive), VARSIZE_ANY_EXHDR(positive)) == 0 ? 1.0 : -1.0;
 	pfree(label);
 	PG_RETURN_FLOAT8(target);
+}
+
+/* the categories of one _category_values call site, kept in fn_extra */
+typedef struct CategoryLookup
+{
+	Oid			type;
+	int			n;
+	TypeCacheEntry *typcache;	/* its built-in equality and hash */
+	Datum	   *values;
+	uint32	   *hashes;
+} CategoryLookup;
+
+/* a value's hash under its type's built-in hash function */
+static uint32
+category_hash(CategoryLookup *c, Datum value)
+{
+	return DatumGetUInt32(FunctionCall1Coll(&c->typcache->hash_proc_finfo, C_COLLATION_OID, value));
+}
+
+static CategoryLookup *
+category_lookup(FunctionCallInfo fcinfo)
+{
+	CategoryLookup *c = fcinfo->flinfo->fn_extra;
+	bool		stable = get_fn_expr_arg_stable(fcinfo->flinfo, 1);
+	MemoryContext old;
+	ArrayType  *arr;
+	bool	   *nulls;
+	Oid			type;
+	int			i;
+
+	if (c != NULL)
+		return c;
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("unlearn._category_values needs its categories")));
+	type = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, 0));
+	if (type != TEXTOID && type != INT2OID && type != INT4OID && type != INT8OID && type != BOOLOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("unlearn._category_values compares text, integer or boolean values, not %s",
+						format_type_be(type))));
+	/* kept for the call site's next rows when the categories are a constant */
+	old = MemoryContextSwitchTo(stable ? fcinfo->flinfo->fn_mcxt : CurrentMemoryContext);
+	c = palloc0(sizeof(CategoryLookup));
+	c->type = type;
+	c->typcache = lookup_type_cache(type, TYPECACHE_EQ_OPR_FINFO | TYPECACHE_HASH_PROC_FINFO);
+	arr = PG_GETARG_ARRAYTYPE_P_COPY(1);
+	if (ARR_ELEMTYPE(arr) != type || ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the categories of unlearn._category_values must be a one-dimensional array of the value's type")));
+	deconstruct_array(arr, type, c->typcache->typlen, c->typcache->typbyval, c->typcache->typalign,
+					  &c->values, &nulls, &c->n);
+	c->hashes = palloc(sizeof(uint32) * Max(c->n, 1));
+	for (i = 0; i < c->n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the categories of unlearn._category_values must not contain a null")));
+		c->hashes[i] = category_hash(c, c->values[i]);
+	}
+	MemoryContextSwitchTo(old);
+	if (stable)
+		fcinfo->flinfo->fn_extra = c;
+	return c;
+}
+
+PG_FUNCTION_INFO_V1(unlearn_category_values);
+Datum
+unlearn_category_values(PG_FUNCTION_ARGS)
+{
+	CategoryLookup *c = category_lookup(fcinfo);
+	double	   *v = palloc0(sizeof(double) * (c->n + 1));
+	bool		matched = false;
+
+	if (!PG_ARGISNULL(0))
+	{
+		Datum		value = PG_GETARG_DATUM(0);
+		uint32		h = category_hash(c, value);
+		int			i;
+
+		for (i = 0; i < c->n; i++)
+			if (c->hashes[i] == h &&
+				DatumGetBool(FunctionCall2Coll(&c->typcache->eq_opr_finfo, C_COLLATION_OID,
+											   value, c->values[i])))
+			{
+				v[i] = 1.0;
+				matched = true;
+			}
+	}
+	v[c->n] = matched ? 0.0 : 1.0;
+	PG_RETURN_DATUM(float8_array(v, c->n + 1));
 }

@@ -327,15 +327,24 @@ char *
 model_finite_condition(UnlearnModel *m)
 {
 	StringInfoData buf;
-	int			j;
+	int			j,
+				n = 0;
 
 	if (!model_skips_nonfinite(m))
 		return NULL;
 	initStringInfo(&buf);
 	for (j = 0; j < m->def.nfeatures; j++)
-		appendStringInfo(&buf, "%s%s", j == 0 ? "unlearn._finite(" :
-						 j % FEATURES_PER_CALL == 0 ? ") AND unlearn._finite(" : ", ",
+	{
+		/* a category() feature is 0 or 1 */
+		if (feature_in_category_group(m, j))
+			continue;
+		appendStringInfo(&buf, "%s%s", n == 0 ? "unlearn._finite(" :
+						 n % FEATURES_PER_CALL == 0 ? ") AND unlearn._finite(" : ", ",
 						 feature_sql(m, j));
+		n++;
+	}
+	if (n == 0)
+		return pstrdup("true");
 	appendStringInfoChar(&buf, ')');
 	return buf.data;
 }
@@ -370,10 +379,15 @@ model_missing_condition(UnlearnModel *m, bool with_label)
 	{
 		const char *col = feature_sql(m, j);
 
+		/* a category() feature is never null */
+		if (feature_in_category_group(m, j))
+			continue;
 		appendStringInfo(&buf, "%s%s IS NULL", buf.len > 0 ? " OR " : "", col);
 		if (m->def.feature_array)
 			appendStringInfo(&buf, " OR %s", model_null_element_condition(col));
 	}
+	if (buf.len == 0)
+		appendStringInfoString(&buf, "false");
 	return buf.data;
 }
 
@@ -528,6 +542,60 @@ mark_missing_values(double *raw, int d)
 }
 
 /*
+ * The SQL of feature j in build_feature_select's layout: the first feature
+ * of a category() group is the group's unlearn._category_values array, its
+ * other features null placeholders of their type (boolean), which
+ * expand_category_columns fills from the array; any other feature as
+ * stored.
+ */
+static const char *
+feature_select_sql(UnlearnModel *m, int j)
+{
+	CategoryGroups *groups = model_category_groups(m);
+
+	if (groups->length[j] > 0)
+		return groups->sql[j];
+	if (groups->length[j] < 0)
+		return "NULL::pg_catalog.bool";
+	return feature_sql(m, j);
+}
+
+/*
+ * In the values of a row of build_feature_select's layout (the label at 0,
+ * feature j at j + 1), replace each category() group's array and
+ * placeholders by the group's boolean features, as its expressions give
+ * them.
+ */
+void
+expand_category_columns(UnlearnModel *m, Datum *values, bool *isnull)
+{
+	CategoryGroups *groups = model_category_groups(m);
+	int			j,
+				i;
+
+	for (j = 0; j < m->def.nfeatures; j++)
+	{
+		int			k = groups->length[j];
+		ArrayType  *a;
+		const double *v;
+
+		if (k <= 0)
+			continue;
+		if (isnull[j + 1])
+			elog(ERROR, "unlearn: a category group of model \"%s\" read as null", m->def.name);
+		a = DatumGetArrayTypeP(values[j + 1]);
+		if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID || ARR_DIMS(a)[0] != k)
+			elog(ERROR, "unlearn: a category group of model \"%s\" read as another array", m->def.name);
+		v = (const double *) ARR_DATA_PTR(a);
+		for (i = 0; i < k; i++)
+		{
+			values[j + 1 + i] = BoolGetDatum(v[i] != 0);
+			isnull[j + 1 + i] = false;
+		}
+	}
+}
+
+/*
  * SELECT list of a model's columns, as stored (no casts): the label, then
  * the features.  With trailing columns (scoring), the label's place holds
  * NULL and the trailing list follows the features.  A query with a
@@ -545,7 +613,7 @@ build_feature_select(UnlearnModel *m, const char *relation, const char *trailing
 	else
 		appendStringInfo(&buf, "SELECT %s", quote_identifier(m->def.label));
 	for (i = 0; i < m->def.nfeatures; i++)
-		appendStringInfo(&buf, ", %s", feature_sql(m, i));
+		appendStringInfo(&buf, ", %s", feature_select_sql(m, i));
 	if (trailing != NULL)
 		appendStringInfo(&buf, ", %s", trailing);
 	appendStringInfo(&buf, " FROM %s", relation);
@@ -565,7 +633,7 @@ build_model_select(UnlearnModel *m, const char *relation, const char *extra)
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "SELECT %s", quote_identifier(m->def.label));
 	for (i = 0; i < m->def.nfeatures; i++)
-		appendStringInfo(&buf, ", %s", feature_sql(m, i));
+		appendStringInfo(&buf, ", %s", feature_select_sql(m, i));
 	appendStringInfo(&buf, ", %s FROM %s", extra, relation);
 	return buf.data;
 }
@@ -718,6 +786,7 @@ void
 check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
 						   const Oid *trailing_types, int ntrailing)
 {
+	CategoryGroups *groups = model_category_groups(m);
 	int			j;
 
 	if (desc->natts != 1 + m->def.nfeatures + ntrailing)
@@ -725,6 +794,7 @@ check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
 	for (j = with_label ? 0 : 1; j < desc->natts; j++)
 		if (TupleDescAttr(desc, j)->atttypid !=
 			(j == 0 ? m->def.column_types[m->def.nfeatures] :
+			 j <= m->def.nfeatures && groups->length[j - 1] > 0 ? FLOAT8ARRAYOID :
 			 j <= m->def.nfeatures ? m->def.column_types[j - 1] :
 			 trailing_types[j - 1 - m->def.nfeatures]))
 			ereport(ERROR,
@@ -738,12 +808,11 @@ check_feature_select_types(UnlearnModel *m, TupleDesc desc, bool with_label,
 static void
 spi_row_values(UnlearnModel *m, HeapTuple tuple, TupleDesc desc, Datum **values, bool **isnull)
 {
-	int			j;
-
-	*values = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
-	*isnull = palloc(sizeof(bool) * (m->def.nfeatures + 1));
-	for (j = 0; j <= m->def.nfeatures; j++)
-		(*values)[j] = SPI_getbinval(tuple, desc, j + 1, &(*isnull)[j]);
+	/* deformed at once: column by column is quadratic in a row with nulls */
+	*values = palloc(sizeof(Datum) * Max(desc->natts, m->def.nfeatures + 1));
+	*isnull = palloc(sizeof(bool) * Max(desc->natts, m->def.nfeatures + 1));
+	heap_deform_tuple(tuple, desc, *values, *isnull);
+	expand_category_columns(m, *values, *isnull);
 }
 
 /* decode_model_row for a tuple of build_feature_select's layout */

@@ -103,29 +103,54 @@ typedef struct LabelSet
 /*
  * The SQL of the row's raw features as one float8[]: unlearn._row_values
  * over at most FEATURES_PER_CALL features per call (a function takes at
- * most 100 arguments), the calls joined by array_cat(a, array_cat(b, c)).
+ * most 100 arguments), each category() group one unlearn._category_values
+ * call (model_category_groups), the calls joined by
+ * array_cat(a, array_cat(b, c)).
  */
 static char *
 raw_features_sql(UnlearnModel *m)
 {
-	int			calls = (m->def.nfeatures + FEATURES_PER_CALL - 1) / FEATURES_PER_CALL;
-	StringInfoData buf;
-	int			c,
-				j;
+	CategoryGroups *groups = model_category_groups(m);
+	List	   *calls = NIL;
+	StringInfoData call;
+	int			run = 0;		/* features in the open _row_values call */
+	char	   *sql;
+	int			j;
 
-	initStringInfo(&buf);
-	for (c = 0; c < calls; c++)
+	for (j = 0; j < m->def.nfeatures; j++)
 	{
-		if (c < calls - 1)
-			appendStringInfoString(&buf, "pg_catalog.array_cat(");
-		appendStringInfoString(&buf, "unlearn._row_values(");
-		for (j = c * FEATURES_PER_CALL; j < Min((c + 1) * FEATURES_PER_CALL, m->def.nfeatures); j++)
-			appendStringInfo(&buf, "%s%s", j > c * FEATURES_PER_CALL ? ", " : "", feature_sql(m, j));
-		appendStringInfoString(&buf, c < calls - 1 ? "), " : ")");
+		if (groups->length[j] < 0)
+			continue;
+		if (run > 0 && (groups->length[j] > 0 || run == FEATURES_PER_CALL))
+		{
+			appendStringInfoChar(&call, ')');
+			calls = lappend(calls, call.data);
+			run = 0;
+		}
+		if (groups->length[j] > 0)
+		{
+			calls = lappend(calls, groups->sql[j]);
+			continue;
+		}
+		if (run == 0)
+		{
+			initStringInfo(&call);
+			appendStringInfoString(&call, "unlearn._row_values(");
+		}
+		else
+			appendStringInfoString(&call, ", ");
+		appendStringInfoString(&call, feature_sql(m, j));
+		run++;
 	}
-	for (c = 0; c < calls - 1; c++)
-		appendStringInfoChar(&buf, ')');
-	return buf.data;
+	if (run > 0)
+	{
+		appendStringInfoChar(&call, ')');
+		calls = lappend(calls, call.data);
+	}
+	sql = llast(calls);
+	for (j = list_length(calls) - 2; j >= 0; j--)
+		sql = psprintf("pg_catalog.array_cat(%s, %s)", (char *) list_nth(calls, j), sql);
+	return sql;
 }
 
 /* the WHERE clause of a pass: the rows in the model (rows.c) */
@@ -177,6 +202,24 @@ scan_end(TrainingScan *scan)
 	progress_end(scan->reports);
 }
 
+/* the parameters every pass's query has: PARAM_DECLARED, PARAM_MODEL, PARAM_MAP */
+static void
+pass_parameters(TrainingScan *scan, Oid *types, Datum *values, char *nulls)
+{
+	UnlearnModel *m = scan->m;
+
+	types[PARAM_DECLARED - 1] = TEXTARRAYOID;
+	types[PARAM_MODEL - 1] = TEXTOID;
+	types[PARAM_MAP - 1] = FLOAT8ARRAYOID;
+	values[PARAM_DECLARED - 1] = m->def.classes_declared ?
+		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
+	nulls[PARAM_DECLARED - 1] = m->def.classes_declared ? ' ' : 'n';
+	values[PARAM_MODEL - 1] = CStringGetTextDatum(m->def.name);
+	nulls[PARAM_MODEL - 1] = ' ';
+	values[PARAM_MAP - 1] = scan->map;
+	nulls[PARAM_MAP - 1] = scan->map == (Datum) 0 ? 'n' : ' ';
+}
+
 /*
  * Run one pass, reported as phase whose rows call unlearn._row_x
  * calls_per_row times: query (with the common parameters, then extra ones
@@ -197,16 +240,7 @@ run_pass(TrainingScan *scan, const char *phase, int calls_per_row, const char *q
 	bool		threads;
 	int			ret;
 
-	types[PARAM_DECLARED - 1] = TEXTARRAYOID;
-	types[PARAM_MODEL - 1] = TEXTOID;
-	types[PARAM_MAP - 1] = FLOAT8ARRAYOID;
-	values[PARAM_DECLARED - 1] = m->def.classes_declared ?
-		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
-	nulls[PARAM_DECLARED - 1] = m->def.classes_declared ? ' ' : 'n';
-	values[PARAM_MODEL - 1] = CStringGetTextDatum(m->def.name);
-	nulls[PARAM_MODEL - 1] = ' ';
-	values[PARAM_MAP - 1] = scan->map;
-	nulls[PARAM_MAP - 1] = scan->map == (Datum) 0 ? 'n' : ' ';
+	pass_parameters(scan, types, values, nulls);
 	if (nextra > 0)
 	{
 		memcpy(types + PARAM_FIRST_CLASS - 1, extra_types, sizeof(Oid) * nextra);
@@ -1101,3 +1135,132 @@ certify_by_measuring(UnlearnModel *m, double *measured)
 	}
 	return false;
 }
+
+/*
+ * How well m's released weights fit the rows it reflects, in one serial
+ * pass read as training reads them (the table's owner, the rows the
+ * passes' filter selects, mapped by unlearn._row_x): the share of rows
+ * whose class it predicts (a classifier: the sign of the margin, or the
+ * largest of one-vs-rest's), or R^2 (least squares: 1 - SSE / SST, 1 when
+ * SST is 0).  NaN when the model releases nothing or reflects no row.
+ * O(n p) time, O(p) memory: no row is kept.
+ */
+#define FIT_FETCH_ROWS 1000
+
+double
+model_training_fit(UnlearnModel *m)
+{
+	TrainingScan scan;
+	int			p = m->def.p;
+	int			K = m->released.nclasses;
+	Oid			label_type = m->def.column_types[m->def.nfeatures];
+	Oid			types[PARAM_FIRST_CLASS - 1];
+	Datum		values[PARAM_FIRST_CLASS - 1];
+	char		nulls[PARAM_FIRST_CLASS - 1];
+	SPIPlanPtr	plan;
+	Portal		portal;
+	int64		n = 0,
+				correct = 0;
+	long double sy = 0,
+				syy = 0,
+				sse = 0;
+
+	if (m->released.status != MODEL_READY || m->released.coef == NULL)
+		return NAN;
+	scan_begin(&scan, m, false, "measuring fit");
+	scan.map = row_map_array(m);
+	pass_parameters(&scan, types, values, nulls);
+	plan = SPI_prepare_cursor(psprintf("SELECT %s, unlearn._row_x($%d, $%d, %s) FROM %s%s",
+									   quote_identifier(m->def.label), PARAM_MODEL, PARAM_MAP,
+									   scan.raw_sql, scan.relation, scan.filter),
+							  PARAM_FIRST_CLASS - 1, types, 0);
+	if (plan == NULL)
+		elog(ERROR, "unlearn: could not plan the fit of model \"%s\": %s",
+			 m->def.name, SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, values, nulls, true);
+	for (;;)
+	{
+		uint64		j;
+
+		SPI_cursor_fetch(portal, true, FIT_FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		if (SPI_tuptable->tupdesc->natts != 2 ||
+			TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypid != label_type ||
+			TupleDescAttr(SPI_tuptable->tupdesc, 1)->atttypid != FLOAT8ARRAYOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("a column of model \"%s\" changed type while its rows were being read",
+							m->def.name),
+					 errhint("Retry the statement.")));
+		for (j = 0; j < SPI_processed; j++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[j];
+			bool		label_null,
+						x_null;
+			Datum		label_datum = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &label_null);
+			Datum		x_datum = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &x_null);
+			ArrayType  *xa;
+			const double *x;
+			char	   *label;
+			double		value;
+			int			k,
+						cls;
+
+			CHECK_FOR_INTERRUPTS();
+			if (label_null)
+				continue;		/* outside the model, as in training */
+			xa = x_null ? NULL : DatumGetArrayTypeP(x_datum);
+			if (xa == NULL || ARR_NDIM(xa) != 1 || ARR_HASNULL(xa) || ARR_DIMS(xa)[0] != p)
+				elog(ERROR, "unlearn: the fit of model \"%s\" read a row it cannot score", m->def.name);
+			x = (const double *) ARR_DATA_PTR(xa);
+			label = label_from_datum(label_type, label_datum, &value);
+			if (!model_takes_label(m, label, value))
+				continue;
+			n++;
+			if (m->def.loss == LOSS_SQUARED)
+			{
+				double		e = value - cblas_ddot(p, m->released.coef, 1, x, 1);
+
+				sy += value;
+				syy += (long double) value * value;
+				sse += (long double) e * e;
+				continue;
+			}
+			cls = class_position(m->released.classes, m->released.nlabels, label);
+			if (K == 1)
+				correct += (cblas_ddot(p, m->released.coef, 1, x, 1) > 0) == (cls == 1);
+			else
+			{
+				int			best = 0;
+				double		top = -INFINITY;
+
+				for (k = 0; k < K; k++)
+				{
+					double		margin = cblas_ddot(p, m->released.coef + (Size) k * p, 1, x, 1);
+
+					if (margin > top)
+					{
+						top = margin;
+						best = k;
+					}
+				}
+				correct += best == cls;
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+	scan_end(&scan);
+	if (n == 0)
+		return NAN;
+	if (m->def.loss == LOSS_SQUARED)
+	{
+		long double sst = syy - sy * sy / n;
+
+		return sst > 0 ? (double) (1 - sse / sst) : 1.0;
+	}
+	return (double) correct / n;
+}
+

@@ -225,7 +225,14 @@ catalog_level(void)
 	if (get_attnum(models, "removal") == InvalidAttrNumber)
 		return 9;
 	if (get_attnum(models, "nats_spent") != InvalidAttrNumber)
+	{
+		Oid			category_args[2] = {ANYELEMENTOID, ANYARRAYOID};
+
+		if (OidIsValid(LookupFuncName(list_make2(makeString("unlearn"), makeString("_category_values")),
+									  2, category_args, true)))
+			return 15;
 		return 14;
+	}
 	if (get_attnum(models, "cohort") != InvalidAttrNumber)
 		return 13;
 	if (get_attnum(models, "mechanism") != InvalidAttrNumber)
@@ -286,6 +293,16 @@ bool
 catalog_has_imputation(void)
 {
 	return catalog_level() >= 14;
+}
+
+/*
+ * whether the catalog has unlearn._category_values (0.21.0 on): training
+ * passes compute a category() group's features in one lookup per row
+ */
+bool
+catalog_has_category_values(void)
+{
+	return catalog_level() >= 15;
 }
 
 /* whether the catalog keeps a model's row filter (0.20.0 on) */

@@ -47,6 +47,7 @@ extern bool catalog_has_training_passes(void);
 extern bool catalog_has_finite_check(void);
 extern bool catalog_has_imputation(void);
 extern bool catalog_has_row_filters(void);
+extern bool catalog_has_category_values(void);
 extern bool catalog_has_lean_passes(void);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);

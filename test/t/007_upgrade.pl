@@ -2,12 +2,12 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.20.0, through 0.2.0 to 0.19.0).  The models are trained by
+# install's (0.21.0, through 0.2.0 to 0.20.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
 # 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0,
-# 0.16.0, 0.17.0, 0.18.0 and 0.19.0.
+# 0.16.0, 0.17.0, 0.18.0, 0.19.0 and 0.20.0.
 use strict;
 use warnings;
 
@@ -36,7 +36,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.20.0', 'updated to 0.20.0 (through 0.2.0 to 0.19.0)');
+	'0.21.0', 'updated to 0.21.0 (through 0.2.0 to 0.20.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -558,6 +558,37 @@ is($node->safe_psql('from0190', $comments), $node->safe_psql('fresh', $comments)
 	'the comments updated from 0.19.0 equal a fresh install');
 is($node->safe_psql('from0190', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.19.0 equals a fresh install');
+
+# 0.20.0 to 0.21.0: training passes read a category() group with
+# unlearn._category_values; a model trained on 0.20.0, one expression per
+# category, retrains to the same bits (one process: the sums' order is
+# fixed)
+$node->safe_psql('postgres', 'CREATE DATABASE from0200');
+$node->safe_psql('from0200', "CREATE EXTENSION unlearn VERSION '0.20.0'");
+$node->safe_psql('from0200', q{
+CREATE TABLE t (id int PRIMARY KEY, region text, y float8);
+INSERT INTO t SELECT i, (ARRAY['north', 'south', 'east', NULL, 'moon'])[i % 5 + 1], (i % 5) * 1.5 + sin(i)
+FROM generate_series(1, 300) i;
+SELECT 1 FROM unlearn_train('cat', 't', 'y', ARRAY['category(region, ''{north,south,east}'')'],
+							loss => 'squared', sigma => 0);
+});
+$old_weights = $node->safe_psql('from0200', "SELECT coef::text FROM unlearn.models");
+$node->safe_psql('from0200', 'ALTER EXTENSION unlearn UPDATE');
+my ($retrained, $debug);
+$node->psql('from0200', q{
+SET max_parallel_workers_per_gather = 0;
+SET client_min_messages = debug1;
+SELECT 1 FROM unlearn_retrain('cat');
+SELECT coef::text FROM unlearn.models}, stdout => \$retrained, stderr => \$debug);
+is($retrained, "1\n$old_weights", 'a category model of 0.20.0 retrains on 0.21.0 to the same weights');
+like($debug, qr/model "cat": features 1 to 4 read as one category\(\) group/,
+	'the retraining read the category group in one lookup');
+is($node->safe_psql('from0200', $train_signature), $node->safe_psql('fresh', $train_signature),
+	'after the update unlearn_train has the signature of a fresh install');
+is($node->safe_psql('from0200', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.20.0 equal a fresh install');
+is($node->safe_psql('from0200', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.20.0 equals a fresh install');
 
 $node->stop;
 done_testing();
