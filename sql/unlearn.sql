@@ -62,7 +62,7 @@ CREATE TABLE unlearn.models (
 	intercept_scaling float8 NOT NULL DEFAULT 1 CHECK (intercept_scaling >= 1 AND intercept_scaling <= 16),
 	spread_steps integer NOT NULL DEFAULT 1 CHECK (spread_steps BETWEEN 1 AND 64),
 	classes_declared boolean NOT NULL DEFAULT false,
-	removal		text NOT NULL DEFAULT 'immediate' CHECK (removal IN ('immediate', 'deferred')),
+	removal		text NOT NULL DEFAULT 'immediate' CHECK (removal IN ('immediate', 'deferred', 'async')),
 	mechanism	text NOT NULL DEFAULT 'newton' CHECK (mechanism IN ('newton', 'noisy_gd', 'fisher')),
 	step_size	float8 NOT NULL DEFAULT 0,
 	training_steps bigint NOT NULL DEFAULT 0,
@@ -73,7 +73,10 @@ CREATE TABLE unlearn.models (
 	noise		text NOT NULL DEFAULT 'gaussian' CHECK (noise IN ('gaussian', 'laplace')),
 	nats		float8 CHECK (nats > 0 AND nats <= 1000),
 	nats_spent	float8 NOT NULL DEFAULT 0 CHECK (nats_spent >= 0),
-	filter		text
+	filter		text,
+	apply_error text,
+	apply_failures integer NOT NULL DEFAULT 0 CHECK (apply_failures >= 0),
+	apply_failed_at timestamptz
 );
 COMMENT ON COLUMN unlearn.models.filter IS 'the row filter: a boolean expression over the row (canonical text); the model reflects the rows where it is true; NULL: every row';
 CREATE INDEX ON unlearn.models (source);
@@ -96,7 +99,9 @@ COMMENT ON COLUMN unlearn.models.budget IS 'epsilon prime: the gradient-residual
 COMMENT ON COLUMN unlearn.models.reanchors IS 'times the Hessian was rebuilt at the current w and spent replaced by the measured residual (no change to w or b)';
 COMMENT ON COLUMN unlearn.models.state IS 'ready: coef is released and certified; too few rows: the table holds fewer rows than weights (or none), coef is withheld until rows are inserted or unlearn_retrain; suspended: the budget ran out under on_exhausted = suspend, coef is withheld until unlearn_retrain';
 COMMENT ON COLUMN unlearn.models.partitions IS 'the partitions of the table when its models were last (re)trained: a change retrains them';
-COMMENT ON COLUMN unlearn.models.removal IS 'immediate: the table''s statement triggers apply each change to the model in the changing transaction; deferred: its row triggers queue each change in unlearn.pending, and unlearn_apply_pending applies the queue (foreign partitions, Citus-style engines); the model withholds its weights while changes are queued';
+COMMENT ON COLUMN unlearn.models.removal IS 'immediate: the table''s statement triggers apply each change to the model in the changing transaction; deferred: its row triggers queue each change in unlearn.pending, and unlearn_apply_pending applies the queue (foreign partitions, Citus-style engines); the model withholds its weights while changes are queued; async: its row triggers queue each change, the maintenance worker applies the queue within unlearn.apply_delay, and the model serves the version of its last apply meanwhile';
+COMMENT ON COLUMN unlearn.models.apply_error IS 'async: the error of the maintenance worker''s last failed apply, NULL after a successful one; the queue stays intact';
+COMMENT ON COLUMN unlearn.models.apply_failures IS 'async: failed applies since the last successful one; after the last, at apply_failed_at, the worker waits 2^apply_failures seconds (at most unlearn.worker_naptime) before the next';
 COMMENT ON COLUMN unlearn.models.mechanism IS 'newton: certified Newton removal with loss perturbation (exact for least squares); noisy_gd: Noisy-GD, whose changes run noisy steps on the rows after them and which keeps no state (see unlearn_privacy); fisher: Newton removal without loss perturbation, each release published with noise shaped by the Hessian and a KL bound in nats (exact for least squares)';
 COMMENT ON COLUMN unlearn.models.step_size IS 'noisy_gd: the step size eta, 1 / (1/4 + lambda); sigma is then the noise of a step, N(0, 2 eta sigma^2 I), and budget the deletion epsilon every change reaches';
 COMMENT ON COLUMN unlearn.models.training_steps IS 'noisy_gd: the steps of a training from the stationary start';
@@ -205,7 +210,7 @@ CREATE TABLE unlearn.pending (
 	contribution bytea
 );
 CREATE INDEX ON unlearn.pending (model, id);
-COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred models (the option "removal": "deferred" of unlearn_train): change -1 removes the row, +1 adds it; consumed by unlearn_apply_pending';
+COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred and async models (the option "removal" of unlearn_train): change -1 removes the row, +1 adds it; consumed by unlearn_apply_pending and, for async models, by the maintenance worker';
 
 -- The catalog belongs to the extension: its C functions write it as the
 -- extension's owner after checking the caller's rights (src/privilege.c).
@@ -232,7 +237,7 @@ COMMENT ON FUNCTION unlearn._written_here(xid) IS 'internal: whether a row versi
 -- sample of fresh noise that no bound counts
 CREATE POLICY model_readers ON unlearn.models FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
-		   OR (removal = 'immediate'
+		   OR (removal IN ('immediate', 'async')
 			   AND NOT (mechanism <> 'newton' AND unlearn._written_here(xmin))
 			   AND EXISTS (SELECT 1 FROM unlearn.model_grants g
 						   WHERE g.model = models.model AND g.privilege = 'read'
@@ -303,7 +308,9 @@ SELECT m.model, m.source, m.loss,
 	   END AS guarantee,
 	   CASE WHEN m.state = 'ready' AND u.changed > 0 AND m.mechanism IN ('newton', 'fisher') AND m.loss <> 'squared' THEN
 		   floor(sqrt(least(greatest(m.budget - m.spent, 0) / nullif(u.bound / u.changed, 0), 1e15)))::bigint
-	   END AS largest_statement
+	   END AS largest_statement,
+	   (SELECT pg_catalog.min(q.at) FROM unlearn.pending q WHERE q.model = m.model) AS pending_since,
+	   m.apply_error
 FROM unlearn.models m
 LEFT JOIN LATERAL (
 	SELECT pg_catalog.count(*)::integer AS cohorts,
@@ -326,7 +333,9 @@ WHERE pg_catalog.pg_has_role(current_user, m.owner, 'USAGE')
 				AND pg_catalog.pg_has_role(current_user, g.grantee, 'USAGE'));
 GRANT SELECT ON unlearn.status TO PUBLIC;
 COMMENT ON VIEW unlearn.status IS 'one line per model the caller owns or holds a grant on: rows (and rows skipped for a null), removals, budget left, an estimate of the row changes left before the next re-anchoring or retrain, and whether its removal matrices are in shared memory (resident; otherwise its next change rebuilds them)';
-COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred model and not yet applied (unlearn_apply_pending); while there are any, the model withholds its weights';
+COMMENT ON COLUMN unlearn.status.pending IS 'row changes queued for a deferred or async model and not yet applied; while there are any, a deferred model withholds its weights and an async one serves the version of its last apply';
+COMMENT ON COLUMN unlearn.status.pending_since IS 'when the oldest queued change of a deferred or async model was queued; NULL when none is';
+COMMENT ON COLUMN unlearn.status.apply_error IS 'async: the error of the maintenance worker''s last failed apply of the queue, NULL after a successful one';
 COMMENT ON COLUMN unlearn.status.cohorts IS 'cohorts whose statistics the model keeps (unlearn_train''s cohort), 0 without a cohort column; the rows of the others (past unlearn.cohort_memory, or new since the last training) are forgotten row by row; NULL for a role that does not own the model';
 COMMENT ON COLUMN unlearn.status.cohort_bytes IS 'bytes of the statistics the model keeps for its cohorts (bounded by unlearn.cohort_memory)';
 COMMENT ON COLUMN unlearn.status.deletions_left IS 'row deletions the remaining budget is expected to cover, one row per statement, before the next re-anchoring or retrain: remaining over the mean bound per changed row since the last one; NULL when the model is not ready, no row has changed since, or its removals cost nothing (squared loss)';
@@ -481,7 +490,7 @@ AS $$
 							   o.noise, o.step_size, o.training_steps, $14, $15, $16, $17) t;
 $$;
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text, text, float8, text)
-IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table and return a summary (model, rows, classes, accuracy or r2 on its rows, budget, spent, state, seconds; unlearn.status has the rest); features are columns or expressions over the row such as log(income) (built-in immutable functions only); filter is a boolean expression over the row, by the rules of feature expressions, and the model reflects the rows where it is true; options is a JSON object of rarely changed settings: nulls (skip, impute or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate or deferred), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
+IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table and return a summary (model, rows, classes, accuracy or r2 on its rows, budget, spent, state, seconds; unlearn.status has the rest); features are columns or expressions over the row such as log(income) (built-in immutable functions only); filter is a boolean expression over the row, by the rules of feature expressions, and the model reflects the rows where it is true; options is a JSON object of rarely changed settings: nulls (skip, impute or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate, deferred or async), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
 COMMENT ON FUNCTION unlearn._train(text, regclass, text, text[], text, float8, float8, float8, float8, boolean, text, text, text, boolean, boolean, text, float8[], float8[], text, text[], text, text, float8, float8, float8, text, text, float8, text) IS 'internal: unlearn_train''s implementation';
 
 CREATE FUNCTION unlearn_retrain(model text, verbose boolean DEFAULT false)
@@ -503,7 +512,18 @@ AS $$
 	SELECT * FROM unlearn.status s WHERE s.model = $1;
 $$;
 COMMENT ON FUNCTION unlearn_apply_pending(text)
-IS 'apply the row changes queued for a deferred model in one certified step, as the statement triggers apply an immediate model''s, and delete them from the queue (the model''s owner or the table''s owner)';
+IS 'apply the row changes queued for a deferred or async model in one certified step, as the statement triggers apply an immediate model''s, and delete them from the queue (the model''s owner or the table''s owner); it locks the table against writers while it runs';
+
+CREATE FUNCTION unlearn._wait(model text, timeout float8)
+RETURNS boolean AS 'MODULE_PATHNAME', 'unlearn_wait' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION unlearn._wait(text, float8) IS 'internal: the C function of unlearn_wait';
+CREATE FUNCTION unlearn_wait(model text, timeout float8 DEFAULT 10)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT unlearn._wait($1, $2) $$;
+COMMENT ON FUNCTION unlearn_wait(text, float8)
+IS 'wait until the maintenance worker has applied every change queued for an async model before the call (committed), at most timeout seconds: true once they are applied (the erasure of their rows is then complete), false at the timeout; a role that may read the model''s status, in a READ COMMITTED transaction';
 
 CREATE FUNCTION unlearn_forget_cohort(model text, cohort text) RETURNS bigint
 AS 'MODULE_PATHNAME', 'unlearn_forget_cohort' LANGUAGE C VOLATILE STRICT;

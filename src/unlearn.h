@@ -256,7 +256,11 @@ typedef struct ModelDefinition
 	UnlearnBound bound;
 	bool		retrain_on_exhausted;	/* else suspend */
 	bool		per_row_steps;
-	bool		deferred;		/* "removal": "deferred": changes queue in unlearn.pending */
+	bool		deferred;		/* "removal": "deferred" or "async": changes
+								 * queue in unlearn.pending */
+	bool		async_apply;	/* "removal": "async": the maintenance worker
+								 * applies the queue, and the model serves
+								 * the version of its last apply meanwhile */
 	double		scale;			/* D of the row map (column_map.c) */
 	double	   *centre;			/* map_columns(m) each; NULL: identity */
 	double	   *spread;

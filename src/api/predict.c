@@ -71,7 +71,7 @@ load_predict_model(const char *name, MemoryContext cxt)
 				 m->released.status == MODEL_TOO_FEW_ROWS ?
 				 errhint("Its table has fewer rows than the model has weights; inserting rows or unlearn_retrain('%s') brings it back.", m->def.name) :
 				 errhint("Its removal budget ran out; unlearn_retrain('%s') brings it back.", m->def.name)));
-	if (m->def.deferred && catalog_has_queued_changes(m->def.name))
+	if (m->def.deferred && !m->def.async_apply && catalog_has_queued_changes(m->def.name))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" releases no weights: row changes of its table are queued", m->def.name),

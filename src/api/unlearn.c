@@ -409,7 +409,12 @@ unlearn_train(PG_FUNCTION_ARGS)
 	require_choice("steps", steps, "row", "statement", NULL);
 	require_choice("preprocess", preprocess, "standardize", "declared", "none");
 	require_choice("nulls", nulls, "error", "skip", "impute");
-	require_choice("removal", removal, "immediate", "deferred", NULL);
+	require_choice("removal", removal, "immediate", "deferred", "async");
+	if (strcmp(removal, "async") == 0 && !catalog_has_async_removal())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("\"removal\": \"async\" needs version 0.21.0 of the unlearn catalog"),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
 	require_choice("mechanism", mechanism, "newton", "noisy_gd", "fisher");
 	require_choice("noise", noise, "gaussian", "laplace", NULL);
 	if (PG_NARGS() > 15 &&
@@ -431,7 +436,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
-	check_source_table(relid, strcmp(removal, "deferred") == 0);
+	check_source_table(relid, strcmp(removal, "immediate") != 0);
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
@@ -453,7 +458,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("\"nulls\": \"impute\" needs version 0.20.0 of the unlearn catalog"),
 				 errhint("Run ALTER EXTENSION unlearn UPDATE.")));
-	m->def.deferred = strcmp(removal, "deferred") == 0;
+	m->def.deferred = strcmp(removal, "immediate") != 0;
+	m->def.async_apply = strcmp(removal, "async") == 0;
 	m->def.mechanism = strcmp(mechanism, "noisy_gd") == 0 ? MECHANISM_NOISY_GD :
 		strcmp(mechanism, "fisher") == 0 ? MECHANISM_FISHER : MECHANISM_NEWTON;
 	if (m->def.mechanism == MECHANISM_NOISY_GD)

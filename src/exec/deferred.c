@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * deferred.c
- *	  Deferred removal (unlearn_train's "removal": "deferred"): a row
- *	  trigger queues every changed row of the table in unlearn.pending, and
- *	  unlearn_apply_pending applies the queue to the model in one step.
+ *	  Deferred and asynchronous removal (unlearn_train's "removal":
+ *	  "deferred" or "async"): a row trigger queues every changed row of
+ *	  the table in unlearn.pending; unlearn_apply_pending applies the queue
+ *	  to the model in one step, and for an async model so does the
+ *	  maintenance worker (worker.c) within unlearn.apply_delay.
  *
  * This is the path for tables whose statement triggers cannot see the
  * rows (a partition tree with foreign tables, through postgres_fdw) and
@@ -22,10 +24,17 @@
  *	  model (ON DELETE CASCADE).  The queue is transactional: a ROLLBACK
  *	  takes its entries back with its rows.
  *	- The model plus its queue reflects exactly the table's rows after
- *	  every statement.  While the queue is not empty the model withholds
- *	  its weights (load_predict_model), so that nothing a reader sees
- *	  depends on a queued deletion: its spent covers the applied changes
- *	  only.
+ *	  every statement.  While the queue is not empty a deferred model
+ *	  withholds its weights (load_predict_model), so that nothing a reader
+ *	  sees depends on a queued deletion: its spent covers the applied
+ *	  changes only.  An async model serves the version of its last apply,
+ *	  published before the queued changes: a queued erasure is complete
+ *	  when the apply that consumes it commits.
+ *	- The worker's apply (apply_async_queue) takes no table lock: it runs
+ *	  under REPEATABLE READ, and reads the queue, reads the table (a
+ *	  re-anchoring, rebuild or retrain) and deletes the entries it applied
+ *	  in one snapshot, so entries committed meanwhile stay queued for the
+ *	  next apply.
  *	- Apply locks the table (SHARE) and then the model row, the order of
  *	  unlearn_retrain: no writer can queue while it runs, so it consumes
  *	  exactly the entries by which the table differs from the model, and
@@ -41,16 +50,27 @@
  */
 #include "exec/exec.h"
 
+#include <math.h>
+
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(unlearn_defer_trigger);
 PG_FUNCTION_INFO_V1(unlearn_apply_pending);
+PG_FUNCTION_INFO_V1(unlearn_wait);
+
+/* how often unlearn_wait looks at the queue, and hurries the worker */
+#define WAIT_POLL_MS 20
+#define WAIT_REQUEST_MS 1000
 
 /*
  * A contribution: the row's p doubles (raw: the first d are the
@@ -179,6 +199,8 @@ queue_row(UnlearnModel *m, int change, const double *raw, const char *label,
 	}
 	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not queue a row change of model \"%s\"", m->def.name);
+	if (m->def.async_apply)
+		worker_note_queued();
 }
 
 /*
@@ -291,16 +313,13 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 }
 
 /*
- * unlearn._apply_pending(model): apply the queue in one step.  The
- * model's owner or the table's owner may, so that no model owner can hold
- * an erasure back from the table's owner.
+ * Read m's queue (the entries the current snapshot sees), apply it to m as
+ * one statement's rows, and delete those entries.  Returns how many there
+ * were.
  */
-Datum
-unlearn_apply_pending(PG_FUNCTION_ARGS)
+static int64
+apply_queue(UnlearnModel *m, Oid caller)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	UnlearnModel *m;
-	ExtensionContext ctx;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 	RowBatch   *removed;
@@ -308,7 +327,54 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 	int			removed_capacity = 64;
 	int			added_capacity = 64;
 	int64		skipped_delta = 0;
+	int64		entries;
 	uint64		i;
+
+	args[0] = CStringGetTextDatum(m->def.name);
+	if (SPI_execute_with_args("SELECT change, contribution FROM unlearn.pending "
+							  "WHERE model = $1 ORDER BY id",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue of model \"%s\"", m->def.name);
+	entries = SPI_processed;
+	if (entries == 0)
+		return 0;
+	removed = new_row_batch(m->def.p, removed_capacity);
+	added = new_row_batch(m->def.p, added_capacity);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		int			change = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[i],
+														 SPI_tuptable->tupdesc, 1, &isnull));
+		Datum		row = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (change != 1 && change != -1)
+			corrupt_model(m, "a queued change is neither -1 nor 1");
+		if (isnull)
+			skipped_delta += change;
+		else if (change < 0)
+			decode_queued_row(m, DatumGetByteaPP(row), removed, &removed_capacity);
+		else
+			decode_queued_row(m, DatumGetByteaPP(row), added, &added_capacity);
+	}
+	apply_queued_rows(m, removed, added, skipped_delta, caller);
+	catalog_clear_queue(m->def.name);
+	return entries;
+}
+
+/*
+ * unlearn._apply_pending(model): apply the queue in one step.  The
+ * model's owner or the table's owner may, so that no model owner can hold
+ * an erasure back from the table's owner.  The table is locked (SHARE):
+ * no writer can queue while it runs, so it consumes exactly the entries
+ * by which the table differs from the model.
+ */
+Datum
+unlearn_apply_pending(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	UnlearnModel *m;
+	ExtensionContext ctx;
 
 	state_store_require();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -329,42 +395,130 @@ unlearn_apply_pending(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" applies its changes immediately", name),
-				 errdetail("Only a model trained with options => '{\"removal\": \"deferred\"}' queues changes."),
+				 errdetail("Only a model trained with options => '{\"removal\": \"deferred\"}' or '{\"removal\": \"async\"}' queues changes."),
 				 errhint("Its table's statements have already changed it.")));
-
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT change, contribution FROM unlearn.pending "
-							  "WHERE model = $1 ORDER BY id",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the queue of model \"%s\"", name);
-	if (SPI_processed == 0)
-	{
-		leave_extension_context(&ctx);
-		SPI_finish();
-		PG_RETURN_VOID();
-	}
-	removed = new_row_batch(m->def.p, removed_capacity);
-	added = new_row_batch(m->def.p, added_capacity);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		int			change = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[i],
-														 SPI_tuptable->tupdesc, 1, &isnull));
-		Datum		row = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
-
-		CHECK_FOR_INTERRUPTS();
-		if (change != 1 && change != -1)
-			corrupt_model(m, "a queued change is neither -1 nor 1");
-		if (isnull)
-			skipped_delta += change;
-		else if (change < 0)
-			decode_queued_row(m, DatumGetByteaPP(row), removed, &removed_capacity);
-		else
-			decode_queued_row(m, DatumGetByteaPP(row), added, &added_capacity);
-	}
-	apply_queued_rows(m, removed, added, skipped_delta, ctx.caller);
-	catalog_clear_queue(name);
+	(void) apply_queue(m, ctx.caller);
+	if (m->def.async_apply)
+		catalog_note_apply(name, NULL);
 	leave_extension_context(&ctx);
 	SPI_finish();
 	PG_RETURN_VOID();
+}
+
+/*
+ * The maintenance worker's apply of async model name's queue, in the
+ * current transaction, which runs under REPEATABLE READ: the queue it
+ * reads, the rows a re-anchoring, rebuild or retrain reads and the entries
+ * it deletes are those of one snapshot, so the model plus the entries left
+ * reflects the table at every commit, and no lock keeps a writer out (an
+ * entry committed meanwhile is neither read nor deleted).  The model row
+ * is locked as a statement's change locks it.  Returns the entries
+ * applied; a model that is no longer async, or is quarantined, none.
+ */
+int64
+apply_async_queue(const char *name)
+{
+	UnlearnModel *m;
+	int64		entries;
+
+	Assert(IsolationUsesXactSnapshot());
+	m = load_model_for_change(name, false);
+	if (m == NULL || !m->def.async_apply)
+		return 0;
+	entries = apply_queue(m, InvalidOid);
+	catalog_note_apply(name, NULL);
+	return entries;
+}
+
+/*
+ * unlearn._wait(model, timeout): wait until every change of async model's
+ * queue that the call's first snapshot sees is applied (their entries
+ * gone), at most timeout seconds; true if they are.  Those entries have ids
+ * up to the largest it sees; one with a smaller id committed later is
+ * waited for too.  The caller must be able to read the model's status; the
+ * wait hurries the worker (worker_request_apply).
+ */
+Datum
+unlearn_wait(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	double		timeout = PG_GETARG_FLOAT8(1);
+	ExtensionContext ctx;
+	Oid			owner,
+				source;
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		args[2];
+	bool		isnull;
+	bool		done = true;
+	TimestampTz deadline;
+	TimestampTz asked = 0;
+	UnlearnModel *m;
+
+	if (isnan(timeout) || timeout < 0 || timeout > 86400)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout must be between 0 and 86400 seconds")));
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("unlearn_wait cannot run under REPEATABLE READ or SERIALIZABLE"),
+				 errdetail("Its snapshot would never see the worker's apply."),
+				 errhint("Wait in a READ COMMITTED transaction.")));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	enter_extension_context(&ctx);
+	if (!catalog_model_identity(name, true, false, &owner, &source) ||
+		!may_read_model(name, owner, ctx.caller, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errhint("unlearn.status lists the models you may read.")));
+	m = catalog_load_model(name, false, false, false);
+	if (m->def.deferred && !m->def.async_apply)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" applies its queue when asked", name),
+				 errdetail("No worker applies the queue of a model trained with \"removal\": \"deferred\"."),
+				 errhint("Apply it with unlearn_apply_pending('%s').", name)));
+	if (m->def.async_apply)
+	{
+		int64		last;
+
+		if (!worker_applies())
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no maintenance worker applies the queue of model \"%s\"", name),
+					 errdetail("unlearn.worker is off, or unlearn is not in shared_preload_libraries."),
+					 errhint("Apply it with unlearn_apply_pending('%s').", name)));
+		args[0] = CStringGetTextDatum(name);
+		if (SPI_execute_with_args("SELECT max(id) FROM unlearn.pending WHERE model = $1",
+								  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the queue of model \"%s\"", name);
+		last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		done = isnull;
+		args[1] = Int64GetDatum(last);
+		deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) (timeout * 1000));
+		while (!done)
+		{
+			/* hurry the worker now and then: a visit finds every due queue */
+			if (TimestampDifferenceExceeds(asked, GetCurrentTimestamp(), WAIT_REQUEST_MS))
+			{
+				worker_request_apply();
+				asked = GetCurrentTimestamp();
+			}
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 WAIT_POLL_MS, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			if (SPI_execute_with_args("SELECT 1 FROM unlearn.pending WHERE model = $1 AND id <= $2 LIMIT 1",
+									  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+				elog(ERROR, "could not read the queue of model \"%s\"", name);
+			done = SPI_processed == 0;
+			if (!done && GetCurrentTimestamp() >= deadline)
+				break;
+		}
+	}
+	leave_extension_context(&ctx);
+	SPI_finish();
+	PG_RETURN_BOOL(done);
 }

@@ -274,9 +274,14 @@ extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool 
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, Oid caller);
+/* deferred.c */
+extern int64 apply_async_queue(const char *name);
 /* worker.c */
 extern void worker_init(void);
 extern void worker_note_change(UnlearnModel *m, double spent_before);
+extern void worker_note_queued(void);
+extern void worker_request_apply(void);
+extern bool worker_applies(void);
 /* locks.c, and the DDL guard of api/unlearn.c */
 extern bool unlearn_changing_triggers;
 extern void lock_source(Oid relid);

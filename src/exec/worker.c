@@ -28,6 +28,20 @@
  *	  ready model that are not resident (ledger 'rebuild'), while they fit
  *	  the store without evicting anything.
  *
+ * Async models (deferred.c): a transaction that queued changes of one
+ * wakes the launcher when it commits (worker_note_queued), which visits
+ * the database once its oldest request is unlearn.apply_delay old, or
+ * sooner when unlearn.apply_batch rows are queued or unlearn_wait asks.
+ * That visit, and every round's, first applies the queue of each async
+ * model with one, each in a REPEATABLE READ transaction of its own that
+ * locks no table (apply_async_queue), so no writer waits for it.  A failed
+ * apply leaves the queue intact, is recorded in the model's apply_error
+ * and apply_failures, and is tried again after 2^failures seconds (at
+ * most unlearn.worker_naptime); one that lost a race for the model row
+ * (a serialization failure, a lock timeout) is tried again after
+ * unlearn.apply_delay.  The re-anchoring and rebuilding below leave
+ * models with a queue alone: their applies do that work.
+ *
  * Whether a model needs work is decided before any lock, so a model with
  * nothing to do never queues a lock in its writers' way; its work then
  * takes the same locks as unlearn_retrain (SHARE on the table, then the
@@ -71,8 +85,20 @@ static bool unlearn_worker_enabled = true;
 static double unlearn_worker_reanchor_at = 0.75;
 static int	worker_naptime = 10;
 static int	worker_model_timeout = 600000;
+static int	apply_delay = 1000;
+static int	apply_batch = 20000;
 
 #define MAX_REQUESTS 16
+
+/* a database with async queues to apply */
+typedef struct ApplyRequest
+{
+	Oid			database;
+	TimestampTz first;			/* when the oldest request since its last
+								 * visit came */
+	int64		rows;			/* rows queued since */
+	bool		now;			/* unlearn_wait asked: visit at once */
+} ApplyRequest;
 
 /* what statements ask of the launcher */
 typedef struct WorkerShared
@@ -82,7 +108,17 @@ typedef struct WorkerShared
 	int			nrequests;
 	bool		overflow;		/* more databases asked than fit: all */
 	Oid			requests[MAX_REQUESTS];
+	int			napplies;
+	bool		apply_overflow; /* more databases asked to apply than fit */
+	ApplyRequest applies[MAX_REQUESTS];
 } WorkerShared;
+
+/* what the launcher asks of a database's worker (bgw_extra) */
+typedef struct VisitKind
+{
+	bool		warm;			/* rebuild matrices that are not resident */
+	bool		apply_only;		/* apply async queues, nothing else */
+} VisitKind;
 
 static WorkerShared *shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -111,6 +147,8 @@ worker_shmem_startup(void)
 		shared->launcher_procno = -1;
 		shared->nrequests = 0;
 		shared->overflow = false;
+		shared->napplies = 0;
+		shared->apply_overflow = false;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -137,6 +175,73 @@ wake_launcher(Oid database)
 }
 
 static bool wake_at_commit = false;
+static int64 queued_async_rows = 0;
+
+/*
+ * Ask the launcher to apply the async queues of database: rows more rows
+ * were queued, or (now) at once.  The launcher is woken when the request
+ * makes the database due.
+ */
+static void
+request_apply(Oid database, int64 rows, bool now)
+{
+	int			procno;
+	int			i;
+	bool		wake = now;
+
+	if (shared == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	for (i = 0; i < shared->napplies; i++)
+		if (shared->applies[i].database == database)
+			break;
+	if (i == shared->napplies && i < MAX_REQUESTS)
+	{
+		shared->applies[i].database = database;
+		shared->applies[i].first = GetCurrentTimestamp();
+		shared->applies[i].rows = 0;
+		shared->applies[i].now = false;
+		shared->napplies++;
+		wake = true;			/* the launcher's timer starts now */
+	}
+	if (i < shared->napplies)
+	{
+		shared->applies[i].rows += rows;
+		shared->applies[i].now |= now;
+		wake |= shared->applies[i].rows >= apply_batch &&
+			shared->applies[i].rows - rows < apply_batch;
+	}
+	else
+	{
+		wake = !shared->apply_overflow;
+		shared->apply_overflow = true;
+	}
+	procno = shared->launcher_procno;
+	SpinLockRelease(&shared->mutex);
+	if (wake && procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* this transaction queued a row change of an async model (deferred.c) */
+void
+worker_note_queued(void)
+{
+	queued_async_rows++;
+}
+
+/* unlearn_wait: have this database's async queues applied now */
+void
+worker_request_apply(void)
+{
+	request_apply(MyDatabaseId, 0, true);
+}
+
+/* whether a maintenance worker applies async queues */
+bool
+worker_applies(void)
+{
+	return shared != NULL && unlearn_worker_enabled;
+}
 
 /*
  * Is a re-anchoring due for m at spent budget beta, given the residual r
@@ -185,9 +290,14 @@ worker_xact_callback(XactEvent event, void *arg)
 {
 	if (event == XACT_EVENT_COMMIT && wake_at_commit)
 		wake_launcher(MyDatabaseId);
+	if (event == XACT_EVENT_COMMIT && queued_async_rows > 0 && unlearn_worker_enabled)
+		request_apply(MyDatabaseId, queued_async_rows, false);
 	if (event != XACT_EVENT_PRE_COMMIT && event != XACT_EVENT_PARALLEL_PRE_COMMIT &&
 		event != XACT_EVENT_PRE_PREPARE)
+	{
 		wake_at_commit = false;
+		queued_async_rows = 0;
+	}
 }
 
 /* are databases waiting to be visited? */
@@ -248,10 +358,53 @@ round_databases(bool all)
 	return out;
 }
 
+/*
+ * The databases whose async queues are due for an apply, taken off the
+ * requests: asked at once, unlearn.apply_batch rows queued, or the oldest
+ * request unlearn.apply_delay old (all of them, after an overflow).  In
+ * *wait_ms, how long until the next request left is due (-1: none).
+ */
+static List *
+apply_databases(bool *all, long *wait_ms)
+{
+	List	   *out = NIL;
+	TimestampTz now = GetCurrentTimestamp();
+	int			i,
+				kept = 0;
+
+	*wait_ms = -1;
+	SpinLockAcquire(&shared->mutex);
+	*all = shared->apply_overflow;
+	shared->apply_overflow = false;
+	for (i = 0; i < shared->napplies; i++)
+	{
+		ApplyRequest *r = &shared->applies[i];
+		TimestampTz due = TimestampTzPlusMilliseconds(r->first, apply_delay);
+
+		if (*all || r->now || r->rows >= apply_batch || due <= now)
+		{
+			out = lappend_oid(out, r->database);
+			continue;
+		}
+		{
+			long		ms = (long) ((due - now + 999) / 1000);
+
+			if (*wait_ms < 0 || ms < *wait_ms)
+				*wait_ms = ms;
+		}
+		shared->applies[kept++] = *r;
+	}
+	shared->napplies = kept;
+	SpinLockRelease(&shared->mutex);
+	return out;
+}
+
 /* run one database's worker and wait for it to finish */
 static void
-visit_database(Oid database, bool warm)
+visit_database(Oid database, bool warm, bool apply_only)
 {
+	VisitKind	kind = {warm, apply_only};
+
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	pid_t		pid;
@@ -265,7 +418,8 @@ visit_database(Oid database, bool warm)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "unlearn worker for database %u", database);
 	strlcpy(worker.bgw_type, "unlearn worker", BGW_MAXLEN);
 	worker.bgw_main_arg = ObjectIdGetDatum(database);
-	memcpy(worker.bgw_extra, &warm, sizeof(bool));
+	StaticAssertStmt(sizeof(VisitKind) <= BGW_EXTRALEN, "VisitKind must fit bgw_extra");
+	memcpy(worker.bgw_extra, &kind, sizeof(kind));
 	worker.bgw_notify_pid = MyProcPid;
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 	{
@@ -305,11 +459,31 @@ unlearn_launcher_main(Datum arg)
 
 	for (;;)
 	{
+		long		apply_wait = -1;
+		long		wait;
+
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (unlearn_worker_enabled)
+		{
+			bool		all_applies;
+			List	   *applies = apply_databases(&all_applies, &apply_wait);
+			ListCell   *lc;
+
+			if (all_applies)
+			{
+				/* a request was lost: the next round visits every database */
+				last_full = 0;
+				list_free(applies);
+				applies = NIL;
+			}
+			foreach(lc, applies)
+				visit_database(lfirst_oid(lc), false, true);
+			list_free(applies);
 		}
 		if (unlearn_worker_enabled)
 		{
@@ -320,7 +494,7 @@ unlearn_launcher_main(Datum arg)
 			ListCell   *lc;
 
 			foreach(lc, databases)
-				visit_database(lfirst_oid(lc), warm);
+				visit_database(lfirst_oid(lc), warm, false);
 			if (all)
 				last_full = GetCurrentTimestamp();
 			warm = false;
@@ -332,19 +506,23 @@ unlearn_launcher_main(Datum arg)
 		/* a request that came during the round (its wake-up was consumed) */
 		if (unlearn_worker_enabled && requests_waiting())
 			continue;
+		wait = worker_naptime * 1000L;
+		if (unlearn_worker_enabled && apply_wait >= 0 && apply_wait < wait)
+			wait = apply_wait;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 worker_naptime * 1000L, PG_WAIT_EXTENSION);
+						 wait, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }
 
 /*
- * The ready models of this database to look at, or NIL without this
- * version of unlearn.  The queries run in the extension context: its
+ * The models of this database to look at, or NIL without this version of
+ * unlearn: with apply, the async models with a queue due for an apply;
+ * else the ready models.  The queries run in the extension context: its
  * search_path holds nothing a database's roles can define.
  */
 static List *
-due_models(bool warm)
+due_models(bool warm, bool apply)
 {
 	List	   *out = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -364,7 +542,8 @@ due_models(bool warm)
 		{
 			MemoryContext old = MemoryContextSwitchTo(cxt);
 
-			out = catalog_ready_models(unlearn_worker_reanchor_at, warm);
+			out = apply ? catalog_async_models_due(worker_naptime) :
+				catalog_ready_models(unlearn_worker_reanchor_at, warm);
 			MemoryContextSwitchTo(old);
 		}
 		leave_extension_context(&ctx);
@@ -517,14 +696,105 @@ refresh_in_transaction(const char *name, bool warm)
 	return outcome;
 }
 
+/*
+ * Apply async model name's queue (apply_async_queue) in a REPEATABLE READ
+ * transaction of its own.  An error is logged; one that says the model was
+ * busy asks for another visit after unlearn.apply_delay, any other is
+ * recorded in the model's apply_error, and the queue stays as it was.
+ */
+static void
+apply_in_transaction(const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *volatile failure = NULL;
+
+	PG_TRY();
+	{
+		ExtensionContext ctx;
+		int64		entries;
+
+		StartTransactionCommand();
+		(void) set_config_option("transaction_isolation", "repeatable read", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		PushActiveSnapshot(GetTransactionSnapshot());
+		(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+		if (worker_model_timeout > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, worker_model_timeout);
+		pgstat_report_activity(STATE_RUNNING, name);
+		enter_extension_context(&ctx);
+		entries = apply_async_queue(name);
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		leave_extension_context(&ctx);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		elog(DEBUG1, "unlearn worker: applied %lld queued changes of model \"%s\"",
+			 (long long) entries, name);
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		MemoryContextSwitchTo(cxt);
+		failure = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (failure == NULL)
+		return;
+	if (failure->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
+		failure->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		failure->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED)
+	{
+		request_apply(MyDatabaseId, 0, false);
+		return;
+	}
+	PG_TRY();
+	{
+		ExtensionContext ctx;
+
+		StartTransactionCommand();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		PushActiveSnapshot(GetTransactionSnapshot());
+		enter_extension_context(&ctx);
+		catalog_note_apply(name, failure->message);
+		leave_extension_context(&ctx);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+}
+
 void
 unlearn_database_worker_main(Datum arg)
 {
+	VisitKind	kind;
 	bool		warm;
 	List	   *models;
 	ListCell   *lc;
 
-	memcpy(&warm, MyBgworkerEntry->bgw_extra, sizeof(bool));
+	memcpy(&kind, MyBgworkerEntry->bgw_extra, sizeof(kind));
+	warm = kind.warm;
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
@@ -532,7 +802,15 @@ unlearn_database_worker_main(Datum arg)
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	pgstat_report_appname("unlearn worker");
-	models = due_models(warm);
+	models = due_models(false, true);
+	foreach(lc, models)
+	{
+		CHECK_FOR_INTERRUPTS();
+		apply_in_transaction(lfirst(lc));
+	}
+	if (kind.apply_only)
+		proc_exit(0);
+	models = due_models(warm, false);
 	foreach(lc, models)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -563,6 +841,16 @@ worker_init(void)
 							"Work on a model that takes longer is cancelled, logged and taken again in a "
 							"later round; 0 sets no limit.",
 							&worker_model_timeout, 600000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("unlearn.apply_delay",
+							"Longest time a change queued for an async model waits for the worker's apply.",
+							"The worker applies a database's async queues once its oldest request is this old, "
+							"or sooner when unlearn.apply_batch rows are queued.",
+							&apply_delay, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("unlearn.apply_batch",
+							"Queued rows of a database's async models at which the worker applies them at once.",
+							NULL, &apply_batch, 20000, 1, INT_MAX, PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 	DefineCustomRealVariable("unlearn.worker_reanchor_at",
 							 "Share of a model's removal budget spent at which the worker re-anchors it.",

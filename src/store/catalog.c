@@ -38,7 +38,8 @@ static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retra
 static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
 static const char *const nulls_names[] = {"error", "skip", "impute"};	/* by UnlearnNulls */
-static const char *const removal_names[] = {"immediate", "deferred"};	/* by deferred */
+/* by deferred and async_apply */
+static const char *const removal_names[] = {"immediate", "deferred", "async"};
 static const char *const mechanism_names[] = {"newton", "noisy_gd", "fisher"};	/* by UnlearnMechanism */
 static const char *const noise_names[] = {"gaussian", "laplace"};	/* by UnlearnNoise */
 
@@ -301,6 +302,73 @@ catalog_has_imputation(void)
  */
 bool
 catalog_has_category_values(void)
+{
+	return catalog_level() >= 15;
+}
+
+/*
+ * Record the outcome of an apply of async model name's queue: error NULL
+ * after one that committed its changes (clearing a past error, without
+ * writing the row when there is none), or the message of one that failed,
+ * counted in apply_failures, with its time.
+ */
+void
+catalog_note_apply(const char *name, const char *error)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+	char		nulls[2] = {' ', error == NULL ? 'n' : ' '};
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = error == NULL ? (Datum) 0 : CStringGetTextDatum(error);
+	if (SPI_execute_with_args(error == NULL ?
+							  "UPDATE unlearn.models SET apply_error = NULL, apply_failures = 0, "
+							  "apply_failed_at = NULL WHERE model = $1 AND apply_failures > 0 AND $2 IS NULL" :
+							  "UPDATE unlearn.models SET apply_error = $2, apply_failures = apply_failures + 1, "
+							  "apply_failed_at = pg_catalog.clock_timestamp() WHERE model = $1",
+							  2, argtypes, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the apply of model \"%s\"", name);
+}
+
+/*
+ * The async models with queued changes, oldest entry first, leaving out
+ * those whose last apply failed less than 2^failures seconds ago (at most
+ * max_backoff seconds).
+ */
+List *
+catalog_async_models_due(int max_backoff)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		args[1];
+	List	   *out = NIL;
+	MemoryContext cxt = CurrentMemoryContext;
+	uint64		i;
+
+	if (!catalog_has_async_removal())
+		return NIL;
+	args[0] = Int32GetDatum(max_backoff);
+	if (SPI_execute_with_args("SELECT m.model FROM unlearn.models m "
+							  "JOIN LATERAL (SELECT pg_catalog.min(q.id) AS first FROM unlearn.pending q "
+							  "WHERE q.model = m.model) q ON q.first IS NOT NULL "
+							  "WHERE m.removal = 'async' AND (m.apply_failures = 0 OR m.apply_failed_at + "
+							  "pg_catalog.make_interval(secs => LEAST(2 ^ LEAST(m.apply_failures, 30), $1)) "
+							  "<= pg_catalog.clock_timestamp()) ORDER BY q.first",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the async models");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		out = lappend(out, pstrdup(name));
+		MemoryContextSwitchTo(old);
+	}
+	return out;
+}
+
+/* whether the catalog has "removal": "async" (0.21.0 on) */
+bool
+catalog_has_async_removal(void)
 {
 	return catalog_level() >= 15;
 }
@@ -639,7 +707,12 @@ model_from_result(UnlearnModel *m)
 		 m->released.nlabels < (m->released.status == MODEL_READY ? 2 : 0)))
 		corrupt_model(m, "the class list does not fit the loss");
 	m->def.classes_declared = DatumGetBool(d[37]);
-	m->def.deferred = stored_choice(m, d[38], removal_names, lengthof(removal_names), "removal") == 1;
+	{
+		int			removal = stored_choice(m, d[38], removal_names, lengthof(removal_names), "removal");
+
+		m->def.deferred = removal >= 1;
+		m->def.async_apply = removal == 2;
+	}
 	if (m->def.classes_declared && (m->def.loss != LOSS_LOGISTIC || m->released.nlabels < 2))
 		corrupt_model(m, "declared classes need a classifier with two classes or more");
 	m->released.nclasses = (m->released.nlabels > 2) ? m->released.nlabels : 1;
@@ -969,10 +1042,16 @@ catalog_ready_models(double share, bool every)
 
 	args[0] = Float8GetDatum(share);
 	args[1] = BoolGetDatum(every);
-	/* Noisy-GD models have nothing to re-anchor or rebuild */
+	/*
+	 * Noisy-GD models have nothing to re-anchor or rebuild; a model with a
+	 * queue is re-anchored and rebuilt by the apply that consumes it (the
+	 * table differs from the model by the queue, which the apply's rows
+	 * bring back: rebuild_matrices)
+	 */
 	if (SPI_execute_with_args(psprintf("SELECT model FROM unlearn.models WHERE state = 'ready' "
-									   "AND ($2 OR (budget > 0 AND spent >= $1 * budget))%s ORDER BY model",
-									   catalog_level() >= 12 ? " AND mechanism <> 'noisy_gd'" : ""),
+									   "AND ($2 OR (budget > 0 AND spent >= $1 * budget))%s%s ORDER BY model",
+									   catalog_level() >= 12 ? " AND mechanism <> 'noisy_gd'" : "",
+									   catalog_level() >= 10 ? " AND removal = 'immediate'" : ""),
 							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the models");
 	for (i = 0; i < SPI_processed; i++)
@@ -1044,7 +1123,7 @@ catalog_models_of_relation(Oid relid)
 	args[0] = ObjectIdGetDatum(relid);
 	ret = SPI_execute_with_args(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
 										 "WHERE source = $1 ORDER BY model",
-										 catalog_level() >= 10 ? "removal = 'deferred'" : "false"),
+										 catalog_level() >= 10 ? "removal <> 'immediate'" : "false"),
 								1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -1166,7 +1245,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[35] = Float8GetDatum(m->def.intercept_scaling);
 	v[36] = Int32GetDatum(m->def.spread_steps);
 	v[37] = BoolGetDatum(m->def.classes_declared);
-	v[38] = CStringGetTextDatum(removal_names[m->def.deferred ? 1 : 0]);
+	v[38] = CStringGetTextDatum(removal_names[m->def.async_apply ? 2 : m->def.deferred ? 1 : 0]);
 	v[39] = CStringGetTextDatum(mechanism_names[m->def.mechanism]);
 	v[40] = Float8GetDatum(m->def.step_size);
 	v[41] = Int64GetDatum(m->def.training_steps);

@@ -48,6 +48,7 @@ extern bool catalog_has_finite_check(void);
 extern bool catalog_has_imputation(void);
 extern bool catalog_has_row_filters(void);
 extern bool catalog_has_category_values(void);
+extern bool catalog_has_async_removal(void);
 extern bool catalog_has_lean_passes(void);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
 extern bool catalog_has_grants(void);
@@ -97,6 +98,8 @@ extern bool catalog_has_cohorts(void);
 /* catalog.c: the queue of deferred models */
 extern bool catalog_has_queued_changes(const char *name);
 extern void catalog_clear_queue(const char *name);
+extern void catalog_note_apply(const char *name, const char *error);
+extern List *catalog_async_models_due(int max_backoff);
 /* progress.c: what long work reports to unlearn.progress */
 extern void progress_init(void);
 #define PROGRESS_BEGAN 1
