@@ -1,7 +1,9 @@
 -- Every form of statement leaves each model reflecting exactly the table's
 -- rows, with spent covering the true residual: upsert, MERGE, writable
 -- CTEs, foreign-key cascades and COPY; a model with a row filter exactly
--- the rows that pass it, as statements move rows into and out of it.  A
+-- the rows that pass it, as statements move rows into and out of it; an
+-- async model (its queue applied after each statement, each applied
+-- version checked) as its immediate twin.  A
 -- query may fire the DELETE, INSERT and UPDATE triggers of one table
 -- together; its rows are applied once.
 \set SHOW_CONTEXT never
@@ -30,13 +32,20 @@ SELECT model FROM unlearn_train('sf_lsq_filtered', 'sf', 'target', '{age,sex,bmi
 								loss => 'squared', lambda => 1e-4, sigma => 0, filter => 'grp < 5 OR bmi > 0.03');
 SELECT model FROM unlearn_train('sf_taylor_filtered', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								lambda => 1e-2, sigma => 1, filter => 'grp < 5 OR bmi > 0.03');
+-- and async: the worker is off here, unlearn_apply_pending applies
+SELECT model FROM unlearn_train('sf_lsq_async', 'sf', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								loss => 'squared', lambda => 1e-4, sigma => 0, options => '{"removal": "async"}');
+SELECT model FROM unlearn_train('sf_taylor_async', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
+								lambda => 1e-2, sigma => 1, options => '{"removal": "async"}');
 
 -- in_step: the model's row count is the table's (that of the rows the
 -- filter passes, for a filtered model); certified: the exact
 -- residual is within spent; refit: least squares equals a refit (same b,
--- Lambda and row map) to 1e-9 relative
+-- Lambda and row map) to 1e-9 relative; an async model's queue is applied
+-- first
 CREATE FUNCTION pg_temp.check(what text) RETURNS TABLE (statement text, model text, in_step boolean,
 	certified boolean, refit boolean) LANGUAGE sql AS $$
+	SELECT count(unlearn._apply_pending(model)) FROM unlearn.models WHERE removal = 'async' AND model LIKE 'sf\_%';
 	SELECT what, m.model, m.rows = (SELECT count(*) FROM sf WHERE m.filter IS NULL OR grp < 5 OR bmi > 0.03),
 		   v.certified,
 		   m.loss <> 'squared' OR v.retrain_distance <=
@@ -146,8 +155,10 @@ BEGIN;
 MERGE INTO sf USING (SELECT * FROM diabetes WHERE id BETWEEN 100 AND 200) d ON sf.id = d.id
 WHEN MATCHED AND d.id % 2 = 0 THEN DELETE
 WHEN MATCHED THEN UPDATE SET target = sf.target + 1;
+SELECT count(*) > 0 AS queued FROM unlearn.pending WHERE model = 'sf_lsq_async';
 ROLLBACK;
-SELECT pg_temp.fingerprint() = :'before_merge' AS identical_after_rollback;
+SELECT pg_temp.fingerprint() = :'before_merge' AS identical_after_rollback,
+	   (SELECT count(*) FROM unlearn.pending) AS queued_after_rollback;
 
 RESET client_min_messages;
 SELECT statement, model, in_step, certified, refit FROM results ORDER BY model, statement;
