@@ -467,7 +467,7 @@ unlearn_wait(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	if (!catalog_model_identity(name, true, false, &owner, &source) ||
+	if (!catalog_model_identity(name, false, true, &owner, &source) ||
 		!may_read_model(name, owner, ctx.caller, false))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -846,7 +846,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 										 level >= 12 ? MECHANISM_COLUMNS : "",
 										 level >= 13 ? COHORT_COLUMN : "",
 										 level >= 14 ? NOISE_COLUMNS : "",
-										 for_update ? " FOR UPDATE" : ""),
+										 for_update ? " FOR NO KEY UPDATE" : ""),
 								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -882,7 +882,7 @@ catalog_model_identity(const char *name, bool for_update, bool missing_ok, Oid *
 
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args(for_update ?
-							  "SELECT owner::pg_catalog.oid, source::pg_catalog.oid FROM unlearn.models WHERE model = $1 FOR UPDATE" :
+							  "SELECT owner::pg_catalog.oid, source::pg_catalog.oid FROM unlearn.models WHERE model = $1 FOR NO KEY UPDATE" :
 							  "SELECT owner::pg_catalog.oid, source::pg_catalog.oid FROM unlearn.models WHERE model = $1",
 							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read model \"%s\"", name);
@@ -924,7 +924,13 @@ catalog_quarantine_model(const char *name)
 		elog(ERROR, "could not suspend model \"%s\"", name);
 }
 
-/* Lock a model's catalog row (missing: nothing to lock). */
+/*
+ * Lock a model's catalog row (missing: nothing to lock).  Every lock that
+ * serialises a model's changes is FOR NO KEY UPDATE: it excludes the
+ * others, and not the FOR KEY SHARE of a foreign key check, so an
+ * apply never keeps a writer from queueing an entry (unlearn.pending
+ * references the model).
+ */
 void
 catalog_lock_model(const char *name)
 {
@@ -932,7 +938,7 @@ catalog_lock_model(const char *name)
 	Datum		args[1];
 
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT 1 FROM unlearn.models WHERE model = $1 FOR UPDATE",
+	if (SPI_execute_with_args("SELECT 1 FROM unlearn.models WHERE model = $1 FOR NO KEY UPDATE",
 							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock model \"%s\"", name);
 }

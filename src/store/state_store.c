@@ -47,11 +47,11 @@
  *	   between staging and commit is not re-created.  An entry that holds
  *	   no chunk is a placeholder and matches no version.
  *
- *	5. Only the writer holding the model's row lock (FOR UPDATE on
- *	   unlearn.models and unlearn.model_state) checks an entry out or
- *	   publishes one, so an entry changes only between writers.  Readers
- *	   copy under the dshash partition lock; a replaced chunk is zeroed
- *	   and freed only after its entry points elsewhere.
+ *	5. Only the writer holding the model's row locks (FOR NO KEY UPDATE
+ *	   on unlearn.models, FOR UPDATE on unlearn.model_state) checks an
+ *	   entry out or publishes one, so an entry changes only between
+ *	   writers.  Readers copy under the dshash partition lock; a replaced
+ *	   chunk is zeroed and freed only after its entry points elsewhere.
  *
  *	6. Every chunk that stops being needed (a replaced or evicted entry, a
  *	   superseded or aborted buffer) is zeroed before it is freed: after

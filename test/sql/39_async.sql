@@ -25,7 +25,7 @@ SELECT model FROM unlearn_train('aq_lsq', 'aq', 'target', '{p1,p2,p3,p4,p5,p6,p7
 								loss => 'squared', sigma => 0, options => '{"removal": "async"}');
 SELECT model FROM unlearn_train('aq_log', 'aq', 'three', '{p1,p2,p3,p4,p5,p6,p7,p8}',
 								sigma => 1, options => '{"removal": "async"}');
-SELECT model, removal, rows, pending, pending_since, apply_error FROM unlearn.status ORDER BY model;
+SELECT model, removal, rows, pending, pending_since, apply_error FROM unlearn.status WHERE model LIKE 'aq\_%' ORDER BY model;
 
 -- least squares equals a refit (same b, Lambda and row map) to 1e-9
 -- relative; the logistic model's exact residual is within spent
@@ -41,8 +41,9 @@ CREATE TEMP TABLE before AS SELECT model, coef FROM unlearn.models;
 DELETE FROM aq WHERE id % 13 = 0;
 UPDATE aq SET p1 = p1 + 1 WHERE id % 17 = 0;
 INSERT INTO aq SELECT id + 1000, target, p1, p2, p3, p4, p5, p6, p7, p8, three FROM aq WHERE id < 30;
-SELECT model, pending, pending_since IS NOT NULL AS since, rows FROM unlearn.status ORDER BY model;
-SELECT model, m.coef = b.coef AS weights_unchanged FROM unlearn.models m JOIN before b USING (model) ORDER BY model;
+SELECT model, pending, pending_since IS NOT NULL AS since, rows FROM unlearn.status WHERE model LIKE 'aq\_%' ORDER BY model;
+SELECT model, m.coef = b.coef AS weights_unchanged FROM unlearn.models m JOIN before b USING (model)
+WHERE model LIKE 'aq\_%' ORDER BY model;
 -- (a deferred model raises 55000 here)
 SELECT unlearn_predict('aq_lsq', ARRAY[1, 2, 3, 4, 5, 6, 7, 8]::float8[]) IS NOT NULL AS serves;
 CREATE ROLE aq_reader;
@@ -50,7 +51,7 @@ CREATE ROLE aq_stranger;
 SELECT unlearn_grant('aq_log', 'aq_reader', 'read');
 SET ROLE aq_reader;
 SELECT unlearn_predict_class('aq_log', ARRAY[0, 0, 0, 0, 0, 0, 0, 0]::float8[]) IS NOT NULL AS grantee_reads;
-SELECT count(*) AS catalog_rows_seen FROM unlearn.models;
+SELECT array_agg(model) AS catalog_rows_seen FROM unlearn.models;
 SELECT unlearn_apply_pending('aq_log');
 RESET ROLE;
 SELECT model, rows, pending FROM unlearn_apply_pending('aq_lsq');
@@ -61,9 +62,9 @@ SELECT operation, rows_removed, rows_added FROM unlearn.ledger WHERE model = 'aq
 -- 2.
 BEGIN;
 DELETE FROM aq WHERE id < 50;
-SELECT count(*) > 0 AS queued FROM unlearn.pending;
+SELECT count(*) > 0 AS queued FROM unlearn.pending WHERE model LIKE 'aq\_%';
 ROLLBACK;
-SELECT count(*) AS after_rollback FROM unlearn.pending;
+SELECT count(*) AS after_rollback FROM unlearn.pending WHERE model LIKE 'aq\_%';
 BEGIN;
 DELETE FROM aq WHERE id BETWEEN 50 AND 54;
 SAVEPOINT s;
@@ -72,9 +73,9 @@ UPDATE aq SET target = target + 1 WHERE id BETWEEN 91 AND 95;
 ROLLBACK TO SAVEPOINT s;
 INSERT INTO aq SELECT id + 2000, target, p1, p2, p3, p4, p5, p6, p7, p8, three FROM aq WHERE id BETWEEN 100 AND 102;
 COMMIT;
-SELECT model, pending FROM unlearn.status ORDER BY model;
-SELECT count(*) AS applied FROM unlearn.models m, unlearn_apply_pending(m.model);
-SELECT rows = (SELECT count(*) FROM aq) AS in_step FROM unlearn.models ORDER BY model;
+SELECT model, pending FROM unlearn.status WHERE model LIKE 'aq\_%' ORDER BY model;
+SELECT count(*) AS applied FROM unlearn.models m, unlearn_apply_pending(m.model) WHERE m.model LIKE 'aq\_%';
+SELECT rows = (SELECT count(*) FROM aq) AS in_step FROM unlearn.models WHERE model LIKE 'aq\_%' ORDER BY model;
 SELECT pg_temp.applied_version_holds();
 
 -- 3.
@@ -102,7 +103,7 @@ BEGIN
 			END IF;
 		EXCEPTION WHEN raise_exception THEN NULL;
 		END;
-		PERFORM unlearn_apply_pending(model) FROM unlearn.models;
+		PERFORM unlearn_apply_pending(model) FROM unlearn.models WHERE model LIKE 'aq\_%';
 		INSERT INTO checks SELECT i, pg_temp.applied_version_holds();
 	END LOOP;
 END $$;
