@@ -610,15 +610,37 @@ settle_on_table(UnlearnModel *m)
 
 /*
  * The statement would take beta past eps'.  First re-anchor, which
- * replaces beta by the measured residual; if that still does not fit, or
- * cannot be done, the model is exhausted: retrain (Algorithm 2) or fail,
- * per on_exhausted.  Returns whether the model was retrained.
+ * replaces beta by the measured residual (an async model's apply first
+ * measures the residual without re-anchoring: certify_by_measuring); if
+ * that still does not fit, or cannot be done, the model is exhausted:
+ * retrain (Algorithm 2) or fail, per on_exhausted.  Returns whether the
+ * model was retrained.
  */
 static bool
 handle_exhausted(UnlearnModel *m)
 {
 	double		spent_before = m->released.spent;
-	bool		measured = unlearn_reanchor && reanchor_model(m, NULL, NULL);
+	bool		measured;
+
+	/*
+	 * An apply of an async model's queue is one step of many rows, whose
+	 * bound grows with their square: measuring the residual it left, by
+	 * gradient passes (O(n p) each), certifies it at a fraction of a
+	 * re-anchoring's O(n p^2), as often as the queue fills
+	 */
+	if (m->def.async_apply && m->def.mechanism == MECHANISM_NEWTON && unlearn_reanchor &&
+		catalog_has_training_passes())
+	{
+		double	   *residual = palloc(sizeof(double) * m->released.nclasses);
+
+		if (certify_by_measuring(m, residual))
+		{
+			memcpy(m->state.class_spent, residual, sizeof(double) * m->released.nclasses);
+			m->released.spent = combine_class_spent(m->state.class_spent, m->released.nclasses);
+			return false;
+		}
+	}
+	measured = unlearn_reanchor && reanchor_model(m, NULL, NULL);
 
 	if (measured && !budget_exceeded(m, m->state.class_spent))
 		return false;

@@ -361,42 +361,63 @@ round_databases(bool all)
 /*
  * The databases whose async queues are due for an apply, taken off the
  * requests: asked at once, unlearn.apply_batch rows queued, or the oldest
- * request unlearn.apply_delay old (all of them, after an overflow).  In
- * *wait_ms, how long until the next request left is due (-1: none).
+ * request unlearn.apply_delay old; with *all, a request was lost and every
+ * database is due.
  */
 static List *
-apply_databases(bool *all, long *wait_ms)
+apply_databases(bool *all)
 {
 	List	   *out = NIL;
 	TimestampTz now = GetCurrentTimestamp();
 	int			i,
 				kept = 0;
 
-	*wait_ms = -1;
 	SpinLockAcquire(&shared->mutex);
 	*all = shared->apply_overflow;
 	shared->apply_overflow = false;
 	for (i = 0; i < shared->napplies; i++)
 	{
 		ApplyRequest *r = &shared->applies[i];
-		TimestampTz due = TimestampTzPlusMilliseconds(r->first, apply_delay);
 
-		if (*all || r->now || r->rows >= apply_batch || due <= now)
-		{
+		if (*all || r->now || r->rows >= apply_batch ||
+			TimestampTzPlusMilliseconds(r->first, apply_delay) <= now)
 			out = lappend_oid(out, r->database);
-			continue;
-		}
-		{
-			long		ms = (long) ((due - now + 999) / 1000);
-
-			if (*wait_ms < 0 || ms < *wait_ms)
-				*wait_ms = ms;
-		}
-		shared->applies[kept++] = *r;
+		else
+			shared->applies[kept++] = *r;
 	}
 	shared->napplies = kept;
 	SpinLockRelease(&shared->mutex);
 	return out;
+}
+
+/*
+ * How long until the first request left among the async applies is due
+ * (0: now), or -1 if there is none.  Requests that came while the
+ * launcher waited for a worker set its latch then, and that wait used it
+ * up: the launcher looks here before it sleeps.
+ */
+static long
+next_apply_wait(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	long		wait = -1;
+	int			i;
+
+	SpinLockAcquire(&shared->mutex);
+	for (i = 0; i < shared->napplies; i++)
+	{
+		ApplyRequest *r = &shared->applies[i];
+		TimestampTz due = TimestampTzPlusMilliseconds(r->first, apply_delay);
+		long		ms = (r->now || r->rows >= apply_batch || due <= now) ? 0 :
+			(long) ((due - now + 999) / 1000);
+
+		if (wait < 0 || ms < wait)
+			wait = ms;
+	}
+	if (shared->apply_overflow)
+		wait = 0;
+	SpinLockRelease(&shared->mutex);
+	return wait;
 }
 
 /* run one database's worker and wait for it to finish */
@@ -459,7 +480,7 @@ unlearn_launcher_main(Datum arg)
 
 	for (;;)
 	{
-		long		apply_wait = -1;
+		long		apply_wait;
 		long		wait;
 
 		CHECK_FOR_INTERRUPTS();
@@ -471,7 +492,7 @@ unlearn_launcher_main(Datum arg)
 		if (unlearn_worker_enabled)
 		{
 			bool		all_applies;
-			List	   *applies = apply_databases(&all_applies, &apply_wait);
+			List	   *applies = apply_databases(&all_applies);
 			ListCell   *lc;
 
 			if (all_applies)
@@ -507,7 +528,10 @@ unlearn_launcher_main(Datum arg)
 		if (unlearn_worker_enabled && requests_waiting())
 			continue;
 		wait = worker_naptime * 1000L;
-		if (unlearn_worker_enabled && apply_wait >= 0 && apply_wait < wait)
+		apply_wait = unlearn_worker_enabled ? next_apply_wait() : -1;
+		if (apply_wait == 0)
+			continue;
+		if (apply_wait > 0 && apply_wait < wait)
 			wait = apply_wait;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 wait, PG_WAIT_EXTENSION);

@@ -51,7 +51,16 @@
  *	  kept at ROW_GROUP x p and is again the same order.
  *
  * Cost: k p^2 / 2 element rotations, 3 flops each, and k p square roots;
- * memory O(ROW_GROUP p).  The kernel is written with GCC vector extensions;
+ * memory O(ROW_GROUP p).
+ *
+ * Many rows at once (an async model's apply of a whole queue) are cheaper
+ * refactored: chol_refactor_modify rebuilds L L', adds and removes the
+ * rows' products with two DSYRK calls and factors again with DPOTRF, in
+ * level-3 BLAS: (4/3) p^3 + (k_added + k_removed) p^2 flops against the
+ * sweeps' (3/2) k p^2 at level-1 and level-2 speed.  Its backward error
+ * relative to ||L L'|| is of the same order as the mixed down-date's: the
+ * product and the sums are formed to O(eps) relative to their norms, and
+ * DPOTRF is backward stable.  The kernel is written with GCC vector extensions;
  * with GCC on x86-64 it is also built for AVX2 and AVX-512 and picked at
  * load time (function multi-versioning), like OpenBLAS's own kernels.
  *
@@ -62,6 +71,7 @@
 #include <math.h>
 
 #include <cblas.h>
+#include <lapacke.h>
 
 /*
  * Rows of L per chunk, and removed rows per group (see the header): the
@@ -379,4 +389,52 @@ chol_rankk_downdate(double *lp, int p, const double *x, const double *weights, i
 	pfree(scales);
 	pfree(zchunk);
 	return ok;
+}
+
+/*
+ * L L' + sum_i ca[i] xa_i xa_i' - sum_i cr[i] xr_i xr_i' factored again
+ * into lp (packed lower), for weights ca, cr >= 0 and rows x_i of p
+ * doubles: see the header.  Returns false, lp unchanged, if the result is
+ * not positive definite.  O(p^3 + (na + nr) p^2) time, O(p^2 + p max(na,
+ * nr)) memory.
+ */
+bool
+chol_refactor_modify(double *lp, int p, const double *xa, const double *ca, int na,
+					 const double *xr, const double *cr, int nr)
+{
+	double	   *l = palloc0(sizeof(double) * p * p);
+	double	   *h = palloc0(sizeof(double) * p * p);
+	double	   *y = palloc(sizeof(double) * p * Max(Max(na, nr), 1));
+	int			pass;
+	lapack_int	info;
+
+	full_from_packed(lp, p, l);
+	cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, p, 1.0, l, p, 0.0, h, p);
+	for (pass = 0; pass < 2; pass++)
+	{
+		const double *x = pass == 0 ? xa : xr;
+		const double *c = pass == 0 ? ca : cr;
+		int			n = pass == 0 ? na : nr;
+		int			i,
+					j;
+
+		if (n == 0)
+			continue;
+		for (i = 0; i < n; i++)
+		{
+			double		s = sqrt(c[i]);
+
+			for (j = 0; j < p; j++)
+				y[(Size) i * p + j] = s * x[(Size) i * p + j];
+		}
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, pass == 0 ? 1.0 : -1.0,
+					y, p, 1.0, h, p);
+	}
+	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
+	if (info == 0)
+		packed_from_full(h, p, lp);
+	pfree(l);
+	pfree(h);
+	pfree(y);
+	return info == 0;
 }

@@ -31,6 +31,8 @@ extern double vec_norm(const double *v, int p);
 extern void chol_rank1_update(double *lp, int p, const double *x, double weight);
 extern bool chol_rankk_downdate(double *lp, int p, const double *x, const double *weights,
 								int k);
+extern bool chol_refactor_modify(double *lp, int p, const double *xa, const double *ca, int na,
+								 const double *xr, const double *cr, int nr);
 /* loss.c */
 extern double loss_value(UnlearnLoss loss, double z, double y);
 extern double loss_d1(UnlearnLoss loss, double z, double y);

@@ -172,6 +172,52 @@ delta_magnitude(UnlearnModel *m, const StepRows *rows, int from, int count, int 
 }
 
 /*
+ * Rows from which a step refactors H (chol_refactor_modify) rather than
+ * sweeping the factor once per row: at p = 785 the sweeps cost more from
+ * about p / 4 rows on (bench/README.md, async removal)
+ */
+#define REFACTOR_ROWS(p) Max(2, (p) / 4)
+
+/*
+ * Class k's factor after a step of many rows: H + sum_A c x x' - sum_R c
+ * x x' factored again, with c = l''(w0.x) at the anchor, as the sweeps of
+ * newton_step take them.  False if it is not positive definite.
+ */
+static bool
+refactor_step_rows(UnlearnModel *m, StepCache *cache, int k, const StepRows *rems, int rem_from,
+				   int rem_count, const StepRows *adds, int add_from, int add_count)
+{
+	int			p = m->def.p;
+	double	   *w0 = m->state.anchor + (Size) k * p;
+	double	   *add_weights = palloc(sizeof(double) * Max(add_count, 1));
+	double	   *rem_weights = palloc(sizeof(double) * Max(rem_count, 1));
+	bool		ok;
+	int			i;
+
+	for (i = 0; i < add_count; i++)
+	{
+		const double *x = adds->x + (Size) (add_from + i) * p;
+
+		add_weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, adds, add_from + i, k));
+		m->state.weight_sum[k] += add_weights[i];
+		cache->factor_norm2[k] += add_weights[i] * vec_dot(x, x, p);
+	}
+	for (i = 0; i < rem_count; i++)
+	{
+		const double *x = rems->x + (Size) (rem_from + i) * p;
+
+		rem_weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, rems, rem_from + i, k));
+		m->state.weight_sum[k] -= rem_weights[i];
+	}
+	ok = chol_refactor_modify(m->state.factor + PACKED_SIZE(p) * k, p,
+							  adds->x + (Size) add_from * p, add_weights, add_count,
+							  rems->x + (Size) rem_from * p, rem_weights, rem_count);
+	pfree(add_weights);
+	pfree(rem_weights);
+	return ok;
+}
+
+/*
  * One Newton step moving rems[rem_from, +rem_count) out and
  * adds[add_from, +add_count) in: the factors, K', Delta, v = H^{-1} Delta
  * and w <- w + v.  Adds each class's bound (step_bound_of, the
@@ -197,6 +243,12 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 		double	   *w0 = m->state.anchor + (Size) k * p;
 		double	   *lfac = m->state.factor + packed * k;
 
+		if (add_count + rem_count >= REFACTOR_ROWS(p))
+		{
+			if (!refactor_step_rows(m, cache, k, rems, rem_from, rem_count, adds, add_from, add_count))
+				return STEP_NUMERICAL;
+			continue;
+		}
 		/* H += c x x' for added rows first, then down-date removed rows */
 		for (i = add_from; i < add_from + add_count; i++)
 		{
