@@ -21,6 +21,12 @@ COMMENT ON COLUMN unlearn.models.removal IS 'immediate: the table''s statement t
 COMMENT ON COLUMN unlearn.models.apply_error IS 'async: the error of the maintenance worker''s last failed apply, NULL after a successful one; the queue stays intact';
 COMMENT ON COLUMN unlearn.models.apply_failures IS 'async: failed applies since the last successful one; after the last, at apply_failed_at, the worker waits 2^apply_failures seconds (at most unlearn.worker_naptime) before the next';
 
+-- the queue: no foreign key (the extension deletes a model's entries with
+-- it), contributions stored as they are
+ALTER TABLE unlearn.pending DROP CONSTRAINT pending_model_fkey,
+	ALTER COLUMN contribution SET STORAGE EXTERNAL,
+	SET (toast_tuple_target = 8160);
+
 DROP POLICY model_readers ON unlearn.models;
 CREATE POLICY model_readers ON unlearn.models FOR SELECT
 	USING (pg_catalog.pg_has_role(current_user, owner, 'USAGE')
@@ -109,3 +115,13 @@ IS 'wait until the maintenance worker has applied every change queued for an asy
 
 COMMENT ON FUNCTION unlearn_train(text, regclass, text, text[], text, float8, float8, float8, float8, jsonb, boolean, boolean, text, text, text, float8, text)
 IS 'train a removal-ready L2-regularised, loss-perturbed linear model on the rows of a table and return a summary (model, rows, classes, accuracy or r2 on its rows, budget, spent, state, seconds; unlearn.status has the rest); features are columns or expressions over the row such as log(income) (built-in immutable functions only); filter is a boolean expression over the row, by the rules of feature expressions, and the model reflects the rows where it is true; options is a JSON object of rarely changed settings: nulls (skip, impute or error), classes (a classifier''s declared labels), preprocess (standardize, declared with centre and spread, or none), removal (immediate, deferred or async), bound (taylor, guo or exact), on_exhausted (retrain or suspend), steps (statement or row), intercept (true or false), and for noisy_gd noise, step_size and training_steps, which replace the chosen ones; mechanism newton (the default), noisy_gd (Noisy-GD: a guarantee over every release, no state, noise and steps chosen from epsilon and delta; sigma is ignored) or fisher (no objective noise, sigma is ignored: each release after a change publishes the Newton step''s weights plus Gaussian noise shaped by the Hessian, scaled so that what it leaves about the rows forgotten is at most nats, default 1); cohort names a column whose values are cohorts (tenants, sites, sources): the model keeps each cohort''s statistics, and a statement that removes all of a cohort''s rows erases it from them without a step per row; by default the key of a table partitioned by LIST on one column ('''' for none); noise gaussian (the default: (epsilon, delta)-certified removal) or laplace (newton only: b with density proportional to exp(-||b|| / sigma), pure epsilon-certified removal with budget epsilon sigma)';
+
+-- every write of the catalog's models marks its transaction, which then
+-- tells the other backends to read their kept definitions again
+-- (src/store/catalog_generation.c)
+CREATE FUNCTION unlearn._catalog_written() RETURNS trigger
+AS 'MODULE_PATHNAME', 'unlearn_catalog_written' LANGUAGE C;
+COMMENT ON FUNCTION unlearn._catalog_written() IS 'internal: the statement trigger on unlearn.models that tells other backends to read the models they keep again';
+REVOKE EXECUTE ON FUNCTION unlearn._catalog_written() FROM PUBLIC;
+CREATE TRIGGER catalog_written AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON unlearn.models
+	FOR EACH STATEMENT EXECUTE FUNCTION unlearn._catalog_written();

@@ -193,22 +193,27 @@ CREATE TABLE unlearn.model_grants (
 );
 COMMENT ON TABLE unlearn.model_grants IS 'per-model read grants (unlearn_grant): read gives the weights, predictions and everything monitor gives; monitor gives the status line and the ledger rows';
 
--- The changes queued for models trained with "removal": "deferred": one
--- row per changed row of the table, written by the row trigger
--- unlearn._defer() and consumed (applied, then deleted) by
--- unlearn_apply_pending in one transaction.  A contribution is the row as
--- the model decodes it (its features as float8 and its label), never the
--- table's other columns; NULL for a row outside the model for a null.  Only
--- the model's owner (who may read those columns of the table) and
--- superusers can see a row.
+-- The changes queued for models trained with "removal": "deferred" or
+-- "async": one row per changed row of the table, written by the row
+-- trigger unlearn._defer() and consumed (applied, then deleted) by
+-- unlearn_apply_pending or the maintenance worker in one transaction.  A
+-- contribution is the row as the model decodes it (its features as float8
+-- and its label), never the table's other columns; NULL for a row outside
+-- the model for a null.  Only the model's owner (who may read those
+-- columns of the table) and superusers can see a row.  The entries of a
+-- model go with it (the extension deletes them): no foreign key, whose
+-- check would lock the model's row for every queued row.  A contribution
+-- is stored as it is, in the row while it fits a page (doubles do not
+-- compress).
 CREATE TABLE unlearn.pending (
 	id			bigserial PRIMARY KEY,
-	model		text NOT NULL REFERENCES unlearn.models ON DELETE CASCADE ON UPDATE CASCADE,
+	model		text NOT NULL,
 	owner		regrole NOT NULL,
 	at			timestamptz NOT NULL DEFAULT clock_timestamp(),
 	change		smallint NOT NULL CHECK (change IN (-1, 1)),
 	contribution bytea
-);
+) WITH (toast_tuple_target = 8160);
+ALTER TABLE unlearn.pending ALTER COLUMN contribution SET STORAGE EXTERNAL;
 CREATE INDEX ON unlearn.pending (model, id);
 COMMENT ON TABLE unlearn.pending IS 'row changes queued for deferred and async models (the option "removal" of unlearn_train): change -1 removes the row, +1 adds it; consumed by unlearn_apply_pending and, for async models, by the maintenance worker';
 
@@ -414,6 +419,16 @@ AS 'MODULE_PATHNAME', 'unlearn_truncate_trigger' LANGUAGE C;
 
 CREATE FUNCTION unlearn._defer() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_defer_trigger' LANGUAGE C;
+
+-- every write of the catalog's models marks its transaction, which then
+-- tells the other backends to read their kept definitions again
+-- (src/store/catalog_generation.c)
+CREATE FUNCTION unlearn._catalog_written() RETURNS trigger
+AS 'MODULE_PATHNAME', 'unlearn_catalog_written' LANGUAGE C;
+COMMENT ON FUNCTION unlearn._catalog_written() IS 'internal: the statement trigger on unlearn.models that tells other backends to read the models they keep again';
+REVOKE EXECUTE ON FUNCTION unlearn._catalog_written() FROM PUBLIC;
+CREATE TRIGGER catalog_written AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON unlearn.models
+	FOR EACH STATEMENT EXECUTE FUNCTION unlearn._catalog_written();
 
 CREATE FUNCTION unlearn._apply_pending(model text)
 RETURNS void AS 'MODULE_PATHNAME', 'unlearn_apply_pending' LANGUAGE C VOLATILE STRICT;

@@ -37,6 +37,7 @@ void
 _PG_init(void)
 {
 	state_store_init();
+	catalog_generation_init();
 	progress_init();
 	linalg_init();
 	runtime_check_blas();

@@ -295,7 +295,7 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	refs = catalog_models_of_relation(trained_relation(td->tg_relation));
+	refs = cached_models_of_relation(trained_relation(td->tg_relation));
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
@@ -303,7 +303,7 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 
 		if (!ref->deferred)
 			continue;
-		m = load_model_for_change(ref->name, false);
+		m = cached_model_for_change(ref->name);
 		if (m != NULL)
 			defer_row_change(m, td, ctx.caller);
 	}

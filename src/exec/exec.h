@@ -276,6 +276,9 @@ extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *adde
 							  int64 skipped_delta, Oid caller);
 /* deferred.c */
 extern int64 apply_async_queue(const char *name);
+/* model_cache.c */
+extern List *cached_models_of_relation(Oid relid);
+extern UnlearnModel *cached_model_for_change(const char *name);
 /* worker.c */
 extern void worker_init(void);
 extern void worker_note_change(UnlearnModel *m, double spent_before);

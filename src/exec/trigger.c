@@ -1080,11 +1080,13 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	catalog_queries_without_jit();
 
 	/* dropped tables take their models with them, whoever owns the models (notices in name order) */
-	if (SPI_execute("WITH gone AS (DELETE FROM unlearn.models m "
-					"USING pg_catalog.pg_event_trigger_dropped_objects() d "
-					"WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 "
-					"AND m.source = d.objid RETURNING m.model) "
-					"SELECT model FROM gone ORDER BY model COLLATE \"C\"",
+	if (SPI_execute(psprintf("WITH gone AS (DELETE FROM unlearn.models m "
+							 "USING pg_catalog.pg_event_trigger_dropped_objects() d "
+							 "WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 "
+							 "AND m.source = d.objid RETURNING m.model)%s "
+							 "SELECT model FROM gone ORDER BY model COLLATE \"C\"",
+							 catalog_has_deferred_removal() ?
+							 ", queue AS (DELETE FROM unlearn.pending q USING gone WHERE q.model = gone.model)" : ""),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not drop the models of dropped tables");
 	for (i = 0; i < SPI_processed; i++)

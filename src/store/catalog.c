@@ -19,6 +19,8 @@
 
 #include <math.h>
 
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "access/xact.h"
@@ -29,6 +31,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 /* stored names of the enums, indexed by their values */
 static const char *const loss_names[] = {"logistic", "squared"};
@@ -38,6 +41,46 @@ static const char *const exhausted_names[] = {"suspend", "retrain"};	/* by retra
 static const char *const steps_names[] = {"statement", "row"};	/* by per_row_steps */
 static const char *const preprocess_names[] = {"standardize", "declared", "none"};
 static const char *const nulls_names[] = {"error", "skip", "impute"};	/* by UnlearnNulls */
+/*
+ * The catalog's queries that every row of a deferred or async model's
+ * table runs, planned once per backend and kept (SPI_keepplan): the plan
+ * cache replans them after DDL on the catalog, and a query's text, which
+ * differs between catalog versions, is its key.  At most a few dozen.
+ */
+typedef struct KeptQuery
+{
+	char	   *text;
+	SPIPlanPtr	plan;
+	struct KeptQuery *next;
+} KeptQuery;
+
+static KeptQuery *kept_queries = NULL;
+
+static int
+execute_kept(const char *text, int nargs, Oid *types, Datum *values, const char *nulls,
+			 bool read_only, long count)
+{
+	KeptQuery  *q;
+
+	for (q = kept_queries; q != NULL; q = q->next)
+		if (strcmp(q->text, text) == 0)
+			break;
+	if (q == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(text, nargs, types);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "unlearn: could not prepare a catalog query: %s",
+				 SPI_result_code_string(SPI_result));
+		q = MemoryContextAlloc(TopMemoryContext, sizeof(KeptQuery));
+		q->text = MemoryContextStrdup(TopMemoryContext, text);
+		q->plan = plan;
+		q->next = kept_queries;
+		kept_queries = q;
+	}
+	return SPI_execute_plan(q->plan, values, nulls, read_only, count);
+}
+
 /* by deferred and async_apply */
 static const char *const removal_names[] = {"immediate", "deferred", "async"};
 static const char *const mechanism_names[] = {"newton", "noisy_gd", "fisher"};	/* by UnlearnMechanism */
@@ -646,7 +689,7 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
  * catalog, but a superuser or a damaged page could still change it).
  */
 static void
-model_from_result(UnlearnModel *m)
+model_from_row(UnlearnModel *m, HeapTuple row, TupleDesc desc)
 {
 	bool		isnull[50];
 	Datum		d[50];
@@ -656,7 +699,7 @@ model_from_result(UnlearnModel *m)
 
 	for (i = 1; i <= 50; i++)
 	{
-		if (i > SPI_tuptable->tupdesc->natts)
+		if (i > desc->natts)
 		{
 			/*
 			 * an older catalog (catalog_level): no map, no null policy, no
@@ -676,7 +719,7 @@ model_from_result(UnlearnModel *m)
 			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i == 48 || i == 50 || i < 30;
 			continue;
 		}
-		d[i - 1] = getcol(i, &isnull[i - 1]);
+		d[i - 1] = heap_getattr(row, i, desc, &isnull[i - 1]);
 	}
 	/*
 	 * every column but classes (9), coef (28), centre, spread, expressions,
@@ -826,8 +869,42 @@ report_missing_model(const char *name)
 			 errhint("See SELECT model FROM unlearn.models for the models there are.")));
 }
 
+static UnlearnModel *load_model_row(const char *name, bool with_state, bool for_update,
+									bool missing_ok, MemoryContext row_cxt, HeapTuple *row,
+									TupleDesc *row_desc);
+
 UnlearnModel *
 catalog_load_model(const char *name, bool with_state, bool for_update, bool missing_ok)
+{
+	return load_model_row(name, with_state, for_update, missing_ok, NULL, NULL, NULL);
+}
+
+/*
+ * catalog_load_model(name, false, false, true), with a copy of the
+ * model's catalog row and its descriptor in cxt, for
+ * catalog_model_from_row to decode again while the row is unchanged
+ */
+UnlearnModel *
+catalog_load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
+							   TupleDesc *desc)
+{
+	return load_model_row(name, false, false, true, cxt, row, desc);
+}
+
+/* the definition a kept catalog row holds, checked as catalog_load_model checks it */
+UnlearnModel *
+catalog_model_from_row(const char *name, HeapTuple row, TupleDesc desc)
+{
+	UnlearnModel *m = palloc0(sizeof(UnlearnModel));
+
+	m->def.name = pstrdup(name);
+	model_from_row(m, row, desc);
+	return m;
+}
+
+static UnlearnModel *
+load_model_row(const char *name, bool with_state, bool for_update, bool missing_ok,
+			   MemoryContext row_cxt, HeapTuple *row, TupleDesc *row_desc)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
@@ -836,7 +913,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = execute_kept(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
@@ -847,7 +924,7 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 										 level >= 13 ? COHORT_COLUMN : "",
 										 level >= 14 ? NOISE_COLUMNS : "",
 										 for_update ? " FOR NO KEY UPDATE" : ""),
-								1, argtypes, args, NULL, false, 1);
+					   1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	if (SPI_processed == 0)
@@ -857,9 +934,19 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 		report_missing_model(name);
 	}
 
+	if (row_cxt != NULL)
+	{
+		/* kept by the caller, in its own context, with the definition */
+		MemoryContext old = MemoryContextSwitchTo(row_cxt);
+
+		/* its long values fetched now, not at each decoding */
+		*row = toast_flatten_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
+		*row_desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+		MemoryContextSwitchTo(old);
+	}
 	m = palloc0(sizeof(UnlearnModel));
 	m->def.name = pstrdup(name);
-	model_from_result(m);
+	model_from_row(m, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
 	/* Noisy-GD keeps no state: nothing but w is computed from the rows */
 	if (with_state && m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))
 		catalog_load_state(m, for_update);
@@ -1127,12 +1214,12 @@ catalog_models_of_relation(Oid relid)
 	uint64		i;
 
 	args[0] = ObjectIdGetDatum(relid);
-	ret = SPI_execute_with_args(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
-										 "WHERE source = $1 ORDER BY model",
-										 catalog_level() >= 10 ? "removal <> 'immediate'" : "false"),
-								1, argtypes, args, NULL, false, 0);
+	ret = execute_kept(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
+								"WHERE source = $1 ORDER BY model",
+								catalog_level() >= 10 ? "removal <> 'immediate'" : "false"),
+					   1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+		elog(ERROR, "could not list the models of a table: %d", ret);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		ModelRef   *ref = palloc(sizeof(ModelRef));
@@ -1509,6 +1596,7 @@ catalog_delete_model(const char *name)
 	int			ret;
 
 	state_store_forget(name);
+	catalog_clear_queue(name);
 	args[0] = CStringGetTextDatum(name);
 	ret = SPI_execute_with_args("DELETE FROM unlearn.models WHERE model = $1",
 								1, argtypes, args, NULL, false, 0);

@@ -1,0 +1,173 @@
+/*-------------------------------------------------------------------------
+ *
+ * model_cache.c
+ *	  What the queue's row trigger (deferred.c) reads of the catalog for
+ *	  every changed row: the models of the table, and the definition of
+ *	  each deferred or async one.  A backend keeps both between its
+ *	  transactions while no transaction has written unlearn.models since
+ *	  (store/catalog_generation.c), so that a single-row statement on a busy
+ *	  table pays two catalog queries and a subtransaction only after a
+ *	  model changed.
+ *
+ * What is kept is copied out of SPI's memory into a context per entry,
+ * under CacheMemoryContext: the table's model list, and a model's catalog
+ * row, which each use decodes into a fresh definition in the caller's
+ * memory (catalog_model_from_row: the checks of catalog_load_model, no
+ * query, no subtransaction).  A row is kept only once load_model_for_change
+ * found the model sound and the copy decodes without error; a quarantined
+ * model is not kept.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "exec/exec.h"
+
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+typedef struct RelationModels
+{
+	Oid			relid;			/* key */
+	uint64		generation;
+	MemoryContext cxt;
+	List	   *refs;			/* of ModelRef */
+} RelationModels;
+
+typedef struct KeptModel
+{
+	char		name[UNLEARN_MAX_NAME + 1]; /* key */
+	uint64		generation;
+	MemoryContext cxt;
+	HeapTuple	row;			/* its unlearn.models row */
+	TupleDesc	desc;
+} KeptModel;
+
+typedef struct RowCheck
+{
+	const char *name;
+	HeapTuple	row;
+	TupleDesc	desc;
+} RowCheck;
+
+static HTAB *relations = NULL;
+static HTAB *models = NULL;
+
+static void
+create_tables(void)
+{
+	HASHCTL		ctl;
+
+	if (relations != NULL)
+		return;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(RelationModels);
+	ctl.hcxt = CacheMemoryContext;
+	relations = hash_create("unlearn models of tables", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = UNLEARN_MAX_NAME + 1;
+	ctl.entrysize = sizeof(KeptModel);
+	ctl.hcxt = CacheMemoryContext;
+	models = hash_create("unlearn model definitions", 16, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+}
+
+static MemoryContext
+fresh_context(MemoryContext old)
+{
+	if (old != NULL)
+		MemoryContextDelete(old);
+	return AllocSetContextCreate(CacheMemoryContext, "unlearn kept catalog rows", ALLOCSET_SMALL_SIZES);
+}
+
+/* catalog_models_of_relation(relid), kept while the catalog is unchanged */
+List *
+cached_models_of_relation(Oid relid)
+{
+	uint64		now;
+	RelationModels *entry;
+	bool		found;
+	List	   *refs;
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (!catalog_generation_usable(&now))
+		return catalog_models_of_relation(relid);
+	create_tables();
+	entry = hash_search(relations, &relid, HASH_ENTER, &found);
+	if (found && entry->generation == now)
+		return entry->refs;
+	if (!found)
+		entry->cxt = NULL;
+	entry->refs = NIL;
+	entry->generation = now - 1;	/* not valid until copied */
+	refs = catalog_models_of_relation(relid);
+	entry->cxt = fresh_context(entry->cxt);
+	old = MemoryContextSwitchTo(entry->cxt);
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = palloc(sizeof(ModelRef));
+
+		*ref = *(ModelRef *) lfirst(lc);
+		ref->name = pstrdup(ref->name);
+		entry->refs = lappend(entry->refs, ref);
+	}
+	MemoryContextSwitchTo(old);
+	entry->generation = now;
+	return refs;
+}
+
+static void
+decode_row(void *arg)
+{
+	RowCheck   *check = (RowCheck *) arg;
+
+	(void) catalog_model_from_row(check->name, check->row, check->desc);
+}
+
+static bool
+is_corruption(const ErrorData *edata, void *arg)
+{
+	return edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
+}
+
+/*
+ * load_model_for_change(name, false), its row kept while the catalog is
+ * unchanged.  A name longer than any model's is never kept.
+ */
+UnlearnModel *
+cached_model_for_change(const char *name)
+{
+	uint64		now;
+	KeptModel  *entry;
+	bool		found;
+	UnlearnModel *m;
+	RowCheck	check = {name, NULL, NULL};
+	ErrorData  *corrupt;
+
+	if (!catalog_generation_usable(&now) || strlen(name) > UNLEARN_MAX_NAME)
+		return load_model_for_change(name, false);
+	create_tables();
+	entry = hash_search(models, name, HASH_ENTER, &found);
+	if (found && entry->generation == now && entry->row != NULL)
+		return catalog_model_from_row(name, entry->row, entry->desc);
+	if (!found)
+		entry->cxt = NULL;
+	entry->row = NULL;
+	entry->generation = now - 1;	/* not valid until copied */
+	entry->cxt = fresh_context(entry->cxt);
+	m = load_model_for_change(name, false);
+	if (m == NULL)
+		return NULL;
+	/* a second read: a commit between the two changed the generation too */
+	if (catalog_load_model_keeping_row(name, entry->cxt, &check.row, &check.desc) == NULL)
+		return m;
+	corrupt = run_in_subtransaction(decode_row, &check, is_corruption);
+	if (corrupt != NULL)
+	{
+		FreeErrorData(corrupt);
+		return m;
+	}
+	entry->row = check.row;
+	entry->desc = check.desc;
+	entry->generation = now;
+	return m;
+}
