@@ -114,6 +114,18 @@ encode_queued_row(int p, const double *raw, const char *label, double label_valu
 	return out;
 }
 
+/* whether a queued contribution only counts its row (QueuedRowHeader) */
+static bool
+queued_row_counts_only(bytea *row)
+{
+	QueuedRowHeader head;
+
+	if (VARSIZE_ANY_EXHDR(row) != sizeof(head))
+		return false;
+	memcpy(&head, VARDATA_ANY(row), sizeof(head));
+	return head.p == 0 && head.label_len == 0;
+}
+
 /* append a contribution to batch, checked against model m */
 static void
 decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
@@ -129,8 +141,6 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 		corrupt_model(m, "a queued row is truncated");
 	memcpy(&head, ptr, sizeof(head));
 	counted = head.p == 0 && head.label_len == 0 && len == sizeof(head);
-	if (counted && m->released.status == MODEL_READY)
-		corrupt_model(m, "a queued row of a ready model has no values");
 	if (!counted && (head.p != m->def.p || head.label_len < 0 ||
 					 len < sizeof(head) + sizeof(double) * m->def.p + head.label_len))
 		corrupt_model(m, "a queued row does not match the model");
@@ -295,18 +305,28 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);
-	refs = cached_models_of_relation(trained_relation(td->tg_relation));
-	foreach(lc, refs)
+	/* a REPEATABLE READ writer queues for the models that exist now */
+	catalog_read_latest(IsolationUsesXactSnapshot());
+	PG_TRY();
 	{
-		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		UnlearnModel *m;
+		refs = cached_models_of_relation(trained_relation(td->tg_relation));
+		foreach(lc, refs)
+		{
+			ModelRef   *ref = (ModelRef *) lfirst(lc);
+			UnlearnModel *m;
 
-		if (!ref->deferred)
-			continue;
-		m = cached_model_for_change(ref->name);
-		if (m != NULL)
-			defer_row_change(m, td, ctx.caller);
+			if (!ref->deferred)
+				continue;
+			m = cached_model_for_change(ref->name);
+			if (m != NULL)
+				defer_row_change(m, td, ctx.caller);
+		}
 	}
+	PG_FINALLY();
+	{
+		catalog_read_latest(false);
+	}
+	PG_END_TRY();
 	leave_extension_context(&ctx);
 	SPI_finish();
 	return PointerGetDatum(NULL);
@@ -327,6 +347,7 @@ apply_queue(UnlearnModel *m, Oid caller)
 	int			removed_capacity = 64;
 	int			added_capacity = 64;
 	int64		skipped_delta = 0;
+	int64		unreadable = 0;
 	int64		entries;
 	uint64		i;
 
@@ -352,12 +373,22 @@ apply_queue(UnlearnModel *m, Oid caller)
 			corrupt_model(m, "a queued change is neither -1 nor 1");
 		if (isnull)
 			skipped_delta += change;
+		else if (m->released.status == MODEL_READY && queued_row_counts_only(DatumGetByteaPP(row)))
+			unreadable++;
 		else if (change < 0)
 			decode_queued_row(m, DatumGetByteaPP(row), removed, &removed_capacity);
 		else
 			decode_queued_row(m, DatumGetByteaPP(row), added, &added_capacity);
 	}
-	apply_queued_rows(m, removed, added, skipped_delta, caller);
+	/*
+	 * a row queued while the model released nothing carries no values: if
+	 * the model has become ready since (an async apply retrained it while
+	 * the row was being queued), the queue cannot be applied row by row,
+	 * and the model reads its table again
+	 */
+	apply_queued_rows(m, removed, added, skipped_delta,
+					  unreadable > 0 ? "A row was queued while the model released nothing." : NULL,
+					  caller);
 	catalog_clear_queue(m->def.name);
 	return entries;
 }

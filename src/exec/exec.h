@@ -243,6 +243,8 @@ typedef struct ModelRows
 	int64		skipped_delta;	/* rows left out for a null: added less removed */
 	List	   *whole;			/* of WholeCohort: cohorts removed whole, their
 								 * rows not read (cohorts.c) */
+	const char *retrain_reason; /* retrain instead of a step: rows that
+								 * cannot be applied one by one, or NULL */
 } ModelRows;
 extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
 extern void rethrow_lock_failure(const char *name, MemoryContext cxt);
@@ -273,7 +275,7 @@ extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool 
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
-							  int64 skipped_delta, Oid caller);
+							  int64 skipped_delta, const char *retrain_reason, Oid caller);
 /* deferred.c */
 extern int64 apply_async_queue(const char *name);
 /* model_cache.c */

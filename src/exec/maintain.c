@@ -258,7 +258,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 {
 	UnlearnModel *m;
 	double		bound;
-	const char *retrain_reason = NULL;
+	const char *retrain_reason = rows->retrain_reason;
 	double		spent_before;
 	instr_time	start;
 	double		t_load,
@@ -267,7 +267,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	int			nadd = rows->added ? rows->added->count : 0;
 	ListCell   *lc;
 
-	if (nrem + nadd + list_length(rows->whole) == 0)
+	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL)
 	{
 		if (rows->skipped_delta != 0 && load_model_for_change(rows->name, false) != NULL)
 			catalog_count_skipped(rows->name, rows->skipped_delta);

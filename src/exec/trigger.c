@@ -323,7 +323,7 @@ multiset_difference(UnlearnModel *m, RowBatch **old_rows, RowBatch **new_rows)
  */
 void
 apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 skipped_delta,
-				  Oid caller)
+				  const char *retrain_reason, Oid caller)
 {
 	ModelRows	rows;
 
@@ -335,6 +335,7 @@ apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 ski
 	rows.removed = removed;
 	rows.added = added;
 	rows.skipped_delta = skipped_delta;
+	rows.retrain_reason = retrain_reason;
 	maintain_model(&rows, "apply", caller);
 }
 

@@ -721,6 +721,25 @@ refresh_in_transaction(const char *name, bool warm)
 }
 
 /*
+ * What unlearn.status shows of a failed apply, which a model's read
+ * grantees see too: the message of a time limit, a cancellation, a lack
+ * of resources or a state the extension refused (classes 57, 53, 55, XX:
+ * texts that quote no value), else only the SQLSTATE (a data exception's
+ * message may quote a value of a row).  The server log has every message.
+ */
+static const char *
+apply_error_text(ErrorData *failure)
+{
+	int			category = ERRCODE_TO_CATEGORY(failure->sqlerrcode);
+
+	if (category == ERRCODE_OPERATOR_INTERVENTION || category == ERRCODE_INSUFFICIENT_RESOURCES ||
+		category == ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE || category == ERRCODE_INTERNAL_ERROR)
+		return failure->message;
+	return psprintf("the apply failed with SQLSTATE %s; the server log has its message",
+					unpack_sql_state(failure->sqlerrcode));
+}
+
+/*
  * Apply async model name's queue (apply_async_queue) in a REPEATABLE READ
  * transaction of its own.  An error is logged; one that says the model was
  * busy asks for another visit after unlearn.apply_delay, any other is
@@ -790,7 +809,7 @@ apply_in_transaction(const char *name)
 			elog(ERROR, "SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
 		enter_extension_context(&ctx);
-		catalog_note_apply(name, failure->message);
+		catalog_note_apply(name, apply_error_text(failure));
 		leave_extension_context(&ctx);
 		SPI_finish();
 		PopActiveSnapshot();

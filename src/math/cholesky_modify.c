@@ -89,6 +89,9 @@
 
 #define CACHE_LINE 64
 
+/* rows per DSYRK of chol_refactor_modify: a scaled copy of 8 p REFACTOR_CHUNK bytes */
+#define REFACTOR_CHUNK 1024
+
 /* eight doubles: one AVX-512 register, two AVX2 ones, four SSE2 ones */
 #define VECTOR_LANES 8
 #define CHUNK_VECTORS (CHUNK / VECTOR_LANES)
@@ -395,19 +398,20 @@ chol_rankk_downdate(double *lp, int p, const double *x, const double *weights, i
  * L L' + sum_i ca[i] xa_i xa_i' - sum_i cr[i] xr_i xr_i' factored again
  * into lp (packed lower), for weights ca, cr >= 0 and rows x_i of p
  * doubles: see the header.  Returns false, lp unchanged, if the result is
- * not positive definite.  O(p^3 + (na + nr) p^2) time, O(p^2 + p max(na,
- * nr)) memory.
+ * not positive definite.  O(p^3 + (na + nr) p^2) time, O(p^2) memory.
  */
 bool
 chol_refactor_modify(double *lp, int p, const double *xa, const double *ca, int na,
 					 const double *xr, const double *cr, int nr)
 {
-	double	   *l = palloc0(sizeof(double) * p * p);
-	double	   *h = palloc0(sizeof(double) * p * p);
-	double	   *y = palloc(sizeof(double) * p * Max(Max(na, nr), 1));
+	double	   *l = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	double	   *h = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * p * p);
+	double	   *y = MemoryContextAllocHuge(CurrentMemoryContext,
+										   sizeof(double) * p * Max(Min(Max(na, nr), REFACTOR_CHUNK), 1));
 	int			pass;
 	lapack_int	info;
 
+	memset(l, 0, sizeof(double) * p * p);
 	full_from_packed(lp, p, l);
 	cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, p, 1.0, l, p, 0.0, h, p);
 	for (pass = 0; pass < 2; pass++)
@@ -415,20 +419,25 @@ chol_refactor_modify(double *lp, int p, const double *xa, const double *ca, int 
 		const double *x = pass == 0 ? xa : xr;
 		const double *c = pass == 0 ? ca : cr;
 		int			n = pass == 0 ? na : nr;
-		int			i,
+		int			from,
+					i,
 					j;
 
-		if (n == 0)
-			continue;
-		for (i = 0; i < n; i++)
+		/* the rows' products in chunks: the scaled copy stays small */
+		for (from = 0; from < n; from += REFACTOR_CHUNK)
 		{
-			double		s = sqrt(c[i]);
+			int			rows = Min(REFACTOR_CHUNK, n - from);
 
-			for (j = 0; j < p; j++)
-				y[(Size) i * p + j] = s * x[(Size) i * p + j];
+			for (i = 0; i < rows; i++)
+			{
+				double		s = sqrt(c[from + i]);
+
+				for (j = 0; j < p; j++)
+					y[(Size) i * p + j] = s * x[(Size) (from + i) * p + j];
+			}
+			cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, rows, pass == 0 ? 1.0 : -1.0,
+						y, p, 1.0, h, p);
 		}
-		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, pass == 0 ? 1.0 : -1.0,
-					y, p, 1.0, h, p);
 	}
 	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, h, p);
 	if (info == 0)

@@ -32,6 +32,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 /* stored names of the enums, indexed by their values */
 static const char *const loss_names[] = {"logistic", "squared"};
@@ -56,6 +57,22 @@ typedef struct KeptQuery
 
 static KeptQuery *kept_queries = NULL;
 
+/* read the kept queries in the latest snapshot (catalog_read_latest) */
+static bool read_latest = false;
+
+/*
+ * With on, the catalog queries the queue's trigger runs read the latest
+ * snapshot rather than the transaction's: a REPEATABLE READ writer must
+ * queue for the models that exist now (a model trained, replaced or
+ * dropped after its snapshot was taken locked the table until it
+ * committed), not for those of its snapshot.
+ */
+void
+catalog_read_latest(bool on)
+{
+	read_latest = on;
+}
+
 static int
 execute_kept(const char *text, int nargs, Oid *types, Datum *values, const char *nulls,
 			 bool read_only, long count)
@@ -78,6 +95,9 @@ execute_kept(const char *text, int nargs, Oid *types, Datum *values, const char 
 		q->next = kept_queries;
 		kept_queries = q;
 	}
+	if (read_latest)
+		return SPI_execute_snapshot(q->plan, values, nulls, GetLatestSnapshot(), InvalidSnapshot,
+									read_only, false, count);
 	return SPI_execute_plan(q->plan, values, nulls, read_only, count);
 }
 
@@ -1281,6 +1301,8 @@ catalog_insert_model(UnlearnModel *m)
 	for (i = 0; i <= m->def.nfeatures; i++)
 		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
+	/* a new model starts with an empty queue, whatever was queued under its name */
+	catalog_clear_queue(m->def.name);
 	v[0] = CStringGetTextDatum(m->def.name);
 	v[1] = ObjectIdGetDatum(m->def.owner);
 	v[2] = ObjectIdGetDatum(m->def.source);

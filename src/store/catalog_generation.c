@@ -18,7 +18,9 @@
  *	  since, except one it could not yet see at the time, as with a
  *	  snapshot taken at the first look.
  *	- The transaction that wrote reads nothing kept until it ends
- *	  (catalog_generation_usable), so it sees its own writes.
+ *	  (catalog_generation_usable), so it sees its own writes; nor does a
+ *	  REPEATABLE READ or SERIALIZABLE one, which reads the catalog in the
+ *	  latest snapshot (catalog_read_latest) and keeps nothing of it.
  *	- Without shared memory (unlearn not preloaded), before 0.21.0, or with
  *	  prepared transactions enabled (COMMIT PREPARED runs no callback of
  *	  the preparing backend), nothing is usable: every read goes to the
@@ -99,7 +101,7 @@ catalog_generation_usable(uint64 *now)
 {
 	*now = 0;
 	if (generation == NULL || written_here || max_prepared_xacts > 0 ||
-		!catalog_has_async_removal())
+		IsolationUsesXactSnapshot() || !catalog_has_async_removal())
 		return false;
 	*now = pg_atomic_read_u64(generation);
 	return true;

@@ -13,6 +13,11 @@
 -- 4. unlearn_wait: without a worker it refuses, naming the fix; it refuses
 --    a deferred model, REPEATABLE READ, and a role that may not read the
 --    model; an immediate model has nothing to wait for.
+-- 5. A row queued while the model released nothing carries only its count;
+--    met by an apply after the model became ready (an async apply that
+--    retrained it while writers queued), it makes the apply read the table
+--    again: the model retrains, and is not quarantined.  The entry is
+--    written here by hand, as such a writer would have queued it.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
@@ -124,6 +129,15 @@ ROLLBACK;
 SET ROLE aq_stranger;
 SELECT unlearn_wait('aq_lsq');
 RESET ROLE;
+
+-- 5.
+SELECT count(*) AS applied FROM unlearn.models m, unlearn_apply_pending(m.model) WHERE m.model = 'aq_lsq';
+INSERT INTO unlearn.pending (model, owner, change, contribution)
+SELECT 'aq_lsq', owner, -1, '\x00000000000000000000000000000000'::bytea FROM unlearn.models WHERE model = 'aq_lsq';
+SELECT model, rows, pending, state FROM unlearn_apply_pending('aq_lsq');
+SELECT operation, retrained FROM unlearn.ledger WHERE model = 'aq_lsq' ORDER BY id DESC LIMIT 1;
+SELECT rows = (SELECT count(*) FROM aq) AS in_step, certified, retrain_distance < 1e-9 AS refit
+FROM unlearn.models, unlearn_verify('aq_lsq') WHERE model = 'aq_lsq';
 
 RESET client_min_messages;
 SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'aq\_%' ORDER BY model;
