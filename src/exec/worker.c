@@ -671,33 +671,43 @@ refresh_model(const char *name, bool warm)
 	return WORK_DONE;
 }
 
-/* one model, in a transaction of its own; an error is logged and skipped */
-static WorkOutcome
-refresh_in_transaction(const char *name, bool warm)
+/*
+ * Run work(name, arg) in a transaction of its own, as the extension's
+ * owner (REPEATABLE READ with repeatable).  With limits, under the
+ * worker's lock timeout (1 s) and unlearn.worker_model_timeout: a table
+ * owner's code (an index predicate, say) runs in every pass, and one
+ * model's work may not hold the worker, and with it every other model of
+ * every database, for longer than this.  An error is logged, rolled back
+ * and returned in the caller's memory context; NULL if none.
+ */
+static ErrorData *
+run_model_work(const char *name, bool repeatable, bool limits, void (*work) (const char *, void *),
+			   void *arg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	volatile WorkOutcome outcome = WORK_NONE;
+	ErrorData  *volatile failure = NULL;
 
 	PG_TRY();
 	{
 		ExtensionContext ctx;
 
 		StartTransactionCommand();
+		if (repeatable)
+			(void) set_config_option("transaction_isolation", "repeatable read", PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
-		(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_LOCAL, true, 0, false);
-		/*
-		 * A table owner's code (an index predicate, say) runs in every
-		 * pass: one model's work may not hold the worker, and with it every
-		 * other model of every database, for longer than this
-		 */
-		if (worker_model_timeout > 0)
-			enable_timeout_after(STATEMENT_TIMEOUT, worker_model_timeout);
-		pgstat_report_activity(STATE_RUNNING, name);
+		if (limits)
+		{
+			(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_LOCAL, true, 0, false);
+			if (worker_model_timeout > 0)
+				enable_timeout_after(STATEMENT_TIMEOUT, worker_model_timeout);
+			pgstat_report_activity(STATE_RUNNING, name);
+		}
 		enter_extension_context(&ctx);
-		outcome = refresh_model(name, warm);
+		work(name, arg);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		leave_extension_context(&ctx);
 		SPI_finish();
@@ -709,6 +719,7 @@ refresh_in_transaction(const char *name, bool warm)
 		HOLD_INTERRUPTS();
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(cxt);
+		failure = CopyErrorData();
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
@@ -716,8 +727,38 @@ refresh_in_transaction(const char *name, bool warm)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
-	pgstat_report_activity(STATE_IDLE, NULL);
-	return outcome;
+	if (limits)
+		pgstat_report_activity(STATE_IDLE, NULL);
+	return failure;
+}
+
+typedef struct RefreshWork
+{
+	bool		warm;
+	WorkOutcome outcome;
+} RefreshWork;
+
+static void
+refresh_work(const char *name, void *arg)
+{
+	RefreshWork *w = (RefreshWork *) arg;
+
+	w->outcome = refresh_model(name, w->warm);
+}
+
+/* one model, in a transaction of its own; an error is logged and skipped */
+static WorkOutcome
+refresh_in_transaction(const char *name, bool warm)
+{
+	RefreshWork w = {warm, WORK_NONE};
+	ErrorData  *failure = run_model_work(name, false, true, refresh_work, &w);
+
+	if (failure != NULL)
+	{
+		FreeErrorData(failure);
+		return WORK_NONE;
+	}
+	return w.outcome;
 }
 
 /*
@@ -739,6 +780,21 @@ apply_error_text(ErrorData *failure)
 					unpack_sql_state(failure->sqlerrcode));
 }
 
+static void
+apply_work(const char *name, void *arg)
+{
+	int64		entries = apply_async_queue(name);
+
+	elog(DEBUG1, "unlearn worker: applied %lld queued changes of model \"%s\"",
+		 (long long) entries, name);
+}
+
+static void
+note_failure_work(const char *name, void *arg)
+{
+	catalog_note_apply(name, apply_error_text((ErrorData *) arg));
+}
+
 /*
  * Apply async model name's queue (apply_async_queue) in a REPEATABLE READ
  * transaction of its own.  An error is logged; one that says the model was
@@ -748,84 +804,18 @@ apply_error_text(ErrorData *failure)
 static void
 apply_in_transaction(const char *name)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ErrorData  *volatile failure = NULL;
+	ErrorData  *failure = run_model_work(name, true, true, apply_work, NULL);
+	ErrorData  *note_failure;
 
-	PG_TRY();
-	{
-		ExtensionContext ctx;
-		int64		entries;
-
-		StartTransactionCommand();
-		(void) set_config_option("transaction_isolation", "repeatable read", PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		PushActiveSnapshot(GetTransactionSnapshot());
-		(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_LOCAL, true, 0, false);
-		if (worker_model_timeout > 0)
-			enable_timeout_after(STATEMENT_TIMEOUT, worker_model_timeout);
-		pgstat_report_activity(STATE_RUNNING, name);
-		enter_extension_context(&ctx);
-		entries = apply_async_queue(name);
-		disable_timeout(STATEMENT_TIMEOUT, false);
-		leave_extension_context(&ctx);
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		elog(DEBUG1, "unlearn worker: applied %lld queued changes of model \"%s\"",
-			 (long long) entries, name);
-	}
-	PG_CATCH();
-	{
-		HOLD_INTERRUPTS();
-		disable_timeout(STATEMENT_TIMEOUT, false);
-		MemoryContextSwitchTo(cxt);
-		failure = CopyErrorData();
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		RESUME_INTERRUPTS();
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	pgstat_report_activity(STATE_IDLE, NULL);
 	if (failure == NULL)
 		return;
 	if (failure->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
 		failure->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
 		failure->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED)
-	{
 		request_apply(MyDatabaseId, 0, false);
-		return;
-	}
-	PG_TRY();
-	{
-		ExtensionContext ctx;
-
-		StartTransactionCommand();
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		PushActiveSnapshot(GetTransactionSnapshot());
-		enter_extension_context(&ctx);
-		catalog_note_apply(name, apply_error_text(failure));
-		leave_extension_context(&ctx);
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		RESUME_INTERRUPTS();
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
+	else if ((note_failure = run_model_work(name, false, false, note_failure_work, failure)) != NULL)
+		FreeErrorData(note_failure);
+	FreeErrorData(failure);
 }
 
 void

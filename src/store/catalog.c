@@ -369,6 +369,24 @@ catalog_has_category_values(void)
 	return catalog_level() >= 15;
 }
 
+/* the first column of the last query's rows, as strings in cxt */
+static List *
+result_names(MemoryContext cxt)
+{
+	List	   *out = NIL;
+	uint64		i;
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		out = lappend(out, pstrdup(name));
+		MemoryContextSwitchTo(old);
+	}
+	return out;
+}
+
 /*
  * Record the outcome of an apply of async model name's queue: error NULL
  * after one that committed its changes (clearing a past error, without
@@ -403,9 +421,7 @@ catalog_async_models_due(int max_backoff)
 {
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1];
-	List	   *out = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
-	uint64		i;
 
 	if (!catalog_has_async_removal())
 		return NIL;
@@ -418,15 +434,7 @@ catalog_async_models_due(int max_backoff)
 							  "<= pg_catalog.clock_timestamp()) ORDER BY q.first",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the async models");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		out = lappend(out, pstrdup(name));
-		MemoryContextSwitchTo(old);
-	}
-	return out;
+	return result_names(cxt);
 }
 
 /* whether the catalog has "removal": "async" (0.21.0 on) */
@@ -1149,9 +1157,7 @@ catalog_ready_models(double share, bool every)
 {
 	Oid			argtypes[2] = {FLOAT8OID, BOOLOID};
 	Datum		args[2];
-	List	   *out = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
-	uint64		i;
 
 	args[0] = Float8GetDatum(share);
 	args[1] = BoolGetDatum(every);
@@ -1167,15 +1173,7 @@ catalog_ready_models(double share, bool every)
 									   catalog_level() >= 10 ? " AND removal = 'immediate'" : ""),
 							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the models");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		out = lappend(out, pstrdup(name));
-		MemoryContextSwitchTo(old);
-	}
-	return out;
+	return result_names(cxt);
 }
 
 /*
