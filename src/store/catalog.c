@@ -545,13 +545,13 @@ catalog_load_state(UnlearnModel *m, bool for_update)
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(m->def.name);
-	ret = SPI_execute_with_args(psprintf("SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
-										 "%s, %s, %s FROM unlearn.model_state WHERE model = $1%s",
-										 level >= 3 ? "column_sums" : "NULL::float8[]",
-										 level >= 4 ? "class_rows" : "NULL::int8[]",
-										 level >= 14 ? "weights, release_scale" : "NULL::bytea, NULL::float8",
-										 for_update ? " FOR UPDATE" : ""),
-								1, argtypes, args, NULL, false, 1);
+	ret = execute_kept(psprintf("SELECT noise, anchor, gram_bound, class_spent, xmin, ctid, weight_sum, "
+								"%s, %s, %s FROM unlearn.model_state WHERE model = $1%s",
+								level >= 3 ? "column_sums" : "NULL::float8[]",
+								level >= 4 ? "class_rows" : "NULL::int8[]",
+								level >= 14 ? "weights, release_scale" : "NULL::bytea, NULL::float8",
+								for_update ? " FOR UPDATE" : ""),
+					   1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
 	if (SPI_processed != 1)
@@ -646,8 +646,8 @@ catalog_state_version(const char *name, StateVersion *version)
 	Datum		args[1];
 
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT xmin, ctid FROM unlearn.model_state WHERE model = $1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (execute_kept("SELECT xmin, ctid FROM unlearn.model_state WHERE model = $1",
+					 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the state of model \"%s\"", name);
 	if (SPI_processed != 1)
 		return false;
@@ -1053,8 +1053,8 @@ catalog_lock_model(const char *name)
 	Datum		args[1];
 
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT 1 FROM unlearn.models WHERE model = $1 FOR NO KEY UPDATE",
-							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (execute_kept("SELECT 1 FROM unlearn.models WHERE model = $1 FOR NO KEY UPDATE",
+					 1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock model \"%s\"", name);
 }
 
@@ -1105,8 +1105,8 @@ catalog_model_written_here(const char *name)
 	bool		here = false;
 
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT xmin FROM unlearn.models WHERE model = $1",
-							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (execute_kept("SELECT xmin FROM unlearn.models WHERE model = $1",
+					 1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read model \"%s\"", name);
 	if (SPI_processed == 1)
 	{
@@ -1188,9 +1188,9 @@ catalog_measured_spent(const char *name)
 	bool		isnull;
 
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT spent FROM unlearn.ledger WHERE model = $1 "
-							  "AND (reanchored OR retrained) ORDER BY id DESC LIMIT 1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (execute_kept("SELECT spent FROM unlearn.ledger WHERE model = $1 "
+					 "AND (reanchored OR retrained) ORDER BY id DESC LIMIT 1",
+					 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the ledger of model \"%s\"", name);
 	if (SPI_processed != 1)
 		return 0.0;
@@ -1212,10 +1212,10 @@ catalog_mean_bound_per_row(const char *name, Oid owner)
 
 	args[0] = CStringGetTextDatum(name);
 	args[1] = ObjectIdGetDatum(owner);
-	if (SPI_execute_with_args("SELECT pg_catalog.sum(bound) / NULLIF(pg_catalog.sum(rows_removed + rows_added), 0)::float8 "
-							  "FROM unlearn.ledger WHERE model = $1 AND owner = $2 "
-							  "AND NOT retrained AND NOT reanchored",
-							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (execute_kept("SELECT pg_catalog.sum(bound) / NULLIF(pg_catalog.sum(rows_removed + rows_added), 0)::float8 "
+					 "FROM unlearn.ledger WHERE model = $1 AND owner = $2 "
+					 "AND NOT retrained AND NOT reanchored",
+					 2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the ledger of model \"%s\"", name);
 	mean = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? NAN : DatumGetFloat8(mean);
@@ -1482,33 +1482,33 @@ write_state(UnlearnModel *m, bool full)
 		level >= 4 ? ", column_sums = $8, class_rows = $9" :
 		level >= 3 ? ", column_sums = $8" : "";
 	if (full)
-		ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.model_state AS s "
-											 "(model, class_spent, gram_bound, weight_sum, noise, anchor, owner%s) "
-											 "VALUES ($1, $2, $3, $4, $5, $6, $7%s) "
-											 "ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
-											 "weight_sum = $4, noise = $5, anchor = $6, owner = $7%s "
-											 "RETURNING xmin, ctid",
-											 level >= 14 ? ", column_sums, class_rows, weights, release_scale" :
-											 level >= 4 ? ", column_sums, class_rows" :
-											 level >= 3 ? ", column_sums" : "",
-											 level >= 14 ? ", $8, $9, $10, $11" :
-											 level >= 4 ? ", $8, $9" : level >= 3 ? ", $8" : "", sums),
-									11, types, v, nulls, false, 0);
+		ret = execute_kept(psprintf("INSERT INTO unlearn.model_state AS s "
+									"(model, class_spent, gram_bound, weight_sum, noise, anchor, owner%s) "
+									"VALUES ($1, $2, $3, $4, $5, $6, $7%s) "
+									"ON CONFLICT (model) DO UPDATE SET class_spent = $2, gram_bound = $3, "
+									"weight_sum = $4, noise = $5, anchor = $6, owner = $7%s "
+									"RETURNING xmin, ctid",
+									level >= 14 ? ", column_sums, class_rows, weights, release_scale" :
+									level >= 4 ? ", column_sums, class_rows" :
+									level >= 3 ? ", column_sums" : "",
+									level >= 14 ? ", $8, $9, $10, $11" :
+									level >= 4 ? ", $8, $9" : level >= 3 ? ", $8" : "", sums),
+						   11, types, v, nulls, false, 0);
 	else if (m->call.anchor_changed)
 	{
 		nulls[4] = 'n';
-		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-											 "weight_sum = $4, anchor = $6%s WHERE model = $1 "
-											 "RETURNING xmin, ctid", sums),
-									11, types, v, nulls, false, 0);
+		ret = execute_kept(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+									"weight_sum = $4, anchor = $6%s WHERE model = $1 "
+									"RETURNING xmin, ctid", sums),
+						   11, types, v, nulls, false, 0);
 	}
 	else
 	{
 		nulls[4] = nulls[5] = 'n';
-		ret = SPI_execute_with_args(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-											 "weight_sum = $4%s WHERE model = $1 "
-											 "RETURNING xmin, ctid", sums),
-									11, types, v, nulls, false, 0);
+		ret = execute_kept(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+									"weight_sum = $4%s WHERE model = $1 "
+									"RETURNING xmin, ctid", sums),
+						   11, types, v, nulls, false, 0);
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->def.name, ret);
@@ -1563,18 +1563,18 @@ catalog_update_model(UnlearnModel *m)
 	v[22] = Int64GetDatum(m->released.fewest_rows);
 	v[23] = Float8GetDatum(m->released.nats_spent);
 	/* undeclared classes follow the rows (removal.c): a retrain may change them */
-	ret = SPI_execute_with_args(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
-										 "removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
-										 "spent = $10, coef = $11, updated_at = clock_timestamp(), "
-										 "trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
-										 "reanchors = reanchors + $13, state = $14%s%s%s%s "
-										 "WHERE model = $1",
-										 level >= 3 ? ", centre = $15, spread = $16" : "",
-										 level >= 4 ? ", skipped = $17, classes = $18" : "",
-										 level >= 12 ? ", sigma = $19, step_size = $20, training_steps = $21, "
-										 "gd_steps = $22, fewest_rows = $23" : "",
-										 level >= 14 ? ", nats_spent = $24" : ""),
-								24, types, v, nulls, false, 0);
+	ret = execute_kept(psprintf("UPDATE unlearn.models SET scale = $2, rows = $3, trained_rows = $4, "
+								"removed = $5, inserted = $6, retrains = $7, reg = $8, budget = $9, "
+								"spent = $10, coef = $11, updated_at = clock_timestamp(), "
+								"trained_at = CASE WHEN $12 THEN clock_timestamp() ELSE trained_at END, "
+								"reanchors = reanchors + $13, state = $14%s%s%s%s "
+								"WHERE model = $1",
+								level >= 3 ? ", centre = $15, spread = $16" : "",
+								level >= 4 ? ", skipped = $17, classes = $18" : "",
+								level >= 12 ? ", sigma = $19, step_size = $20, training_steps = $21, "
+								"gd_steps = $22, fewest_rows = $23" : "",
+								level >= 14 ? ", nats_spent = $24" : ""),
+					   24, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->def.name);
 	if (m->call.retrained_now && m->def.deferred)
@@ -1603,8 +1603,8 @@ catalog_count_skipped(const char *name, int64 delta)
 
 	args[0] = CStringGetTextDatum(name);
 	args[1] = Int64GetDatum(delta);
-	if (SPI_execute_with_args("UPDATE unlearn.models SET skipped = skipped + $2 WHERE model = $1",
-							  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+	if (execute_kept("UPDATE unlearn.models SET skipped = skipped + $2 WHERE model = $1",
+					 2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not count the skipped rows of model \"%s\"", name);
 }
 
@@ -1655,11 +1655,11 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 	else
 		m->call.release_nats = -1.0;
 	level = catalog_level();
-	ret = SPI_execute_with_args(psprintf("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
-										 "rows_added, bound, spent, retrained, reanchored%s) "
-										 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9%s)",
-										 level >= 14 ? ", nats" : "", level >= 14 ? ", $10" : ""),
-								10, types, v, nulls, false, 0);
+	ret = execute_kept(psprintf("INSERT INTO unlearn.ledger (model, owner, operation, rows_removed, "
+								"rows_added, bound, spent, retrained, reanchored%s) "
+								"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9%s)",
+								level >= 14 ? ", nats" : "", level >= 14 ? ", $10" : ""),
+					   10, types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write ledger: %d", ret);
 }
@@ -1883,8 +1883,8 @@ catalog_has_queued_changes(const char *name)
 	if (!catalog_has_deferred_removal())
 		return false;
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM unlearn.pending WHERE model = $1)",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (execute_kept("SELECT EXISTS (SELECT 1 FROM unlearn.pending WHERE model = $1)",
+					 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the queue of model \"%s\"", name);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
@@ -1899,7 +1899,7 @@ catalog_clear_queue(const char *name)
 	if (!catalog_has_deferred_removal())
 		return;
 	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_with_args("DELETE FROM unlearn.pending WHERE model = $1",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+	if (execute_kept("DELETE FROM unlearn.pending WHERE model = $1",
+					 1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not clear the queue of model \"%s\"", name);
 }
