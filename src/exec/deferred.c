@@ -21,8 +21,9 @@
  *	  outside the model (a null under "nulls": "skip", an undeclared
  *	  label).  Entries go only with the apply that consumes them, with a
  *	  retrain of the model (which then reflects the table), or with the
- *	  model (ON DELETE CASCADE).  The queue is transactional: a ROLLBACK
- *	  takes its entries back with its rows.
+ *	  model (catalog_delete_model, the drop of its table; a new model of
+ *	  the same name starts with none).  The queue is transactional: a
+ *	  ROLLBACK takes its entries back with its rows.
  *	- The model plus its queue reflects exactly the table's rows after
  *	  every statement.  While the queue is not empty a deferred model
  *	  withholds its weights (load_predict_model), so that nothing a reader

@@ -1042,9 +1042,8 @@ catalog_quarantine_model(const char *name)
 /*
  * Lock a model's catalog row (missing: nothing to lock).  Every lock that
  * serialises a model's changes is FOR NO KEY UPDATE: it excludes the
- * others, and not the FOR KEY SHARE of a foreign key check, so an
- * apply never keeps a writer from queueing an entry (unlearn.pending
- * references the model).
+ * others, and not the FOR KEY SHARE of the foreign keys that reference the
+ * model (its grants and cohorts).
  */
 void
 catalog_lock_model(const char *name)

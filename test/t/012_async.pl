@@ -148,9 +148,9 @@ ok($node->poll_query_until('postgres', $applied), 'after the restart the worker 
 is($node->safe_psql('postgres', $holds), 't', 'least squares is a refit, the logistic model certified');
 
 # 5. what an apply holds keeps no writer waiting: the model's row (FOR NO
-# KEY UPDATE, which the foreign key check of a queue entry does not wait
-# for) and the table read; a writer with a lock timeout of 200 ms deletes
-# and queues while another session holds them
+# KEY UPDATE; a queue entry has no foreign key to it) and the table read;
+# a writer with a lock timeout of 200 ms deletes and queues while another
+# session holds them
 $node->safe_psql('postgres', q{ALTER SYSTEM SET unlearn.worker = off; SELECT pg_reload_conf();});
 $locker = $node->background_psql('postgres');
 $locker->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
