@@ -274,6 +274,8 @@ extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
+extern UnlearnModel *load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
+											TupleDesc *desc);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, const char *retrain_reason, Oid caller);
 /* deferred.c */

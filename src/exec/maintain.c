@@ -193,6 +193,10 @@ typedef struct ModelLoad
 	const char *name;
 	bool		with_state;
 	bool		for_update;
+	MemoryContext row_cxt;		/* non-NULL: keep a copy of the catalog row
+								 * there (catalog_load_model_keeping_row) */
+	HeapTuple	row;
+	TupleDesc	desc;
 	UnlearnModel *m;
 } ModelLoad;
 
@@ -201,8 +205,11 @@ load_model_work(void *arg)
 {
 	ModelLoad  *load = (ModelLoad *) arg;
 
-	load->m = load->for_update ? lock_model(load->name) :
-		catalog_load_model(load->name, load->with_state, false, true);
+	if (load->row_cxt != NULL)
+		load->m = catalog_load_model_keeping_row(load->name, load->row_cxt, &load->row, &load->desc);
+	else
+		load->m = load->for_update ? lock_model(load->name) :
+			catalog_load_model(load->name, load->with_state, false, true);
 }
 
 static bool
@@ -221,32 +228,57 @@ is_corruption(const ErrorData *edata, void *arg)
 UnlearnModel *
 load_model_checked(const char *name, bool with_state, bool for_update, ErrorData **corruption)
 {
-	ModelLoad	load = {name, with_state || for_update, for_update, NULL};
+	ModelLoad	load = {name, with_state || for_update, for_update, NULL, NULL, NULL, NULL};
 
 	*corruption = run_in_subtransaction(load_model_work, &load, is_corruption);
 	return load.m;
 }
 
 /*
- * Load a model's definition for a change of its table.  If it fails its
- * checks (XX001), the change must still go through: the model is
- * quarantined (it withholds its weights, catalog_quarantine_model) with a
- * WARNING, and NULL returned.
+ * load_model_checked for a change of the table: a definition that fails
+ * its checks (XX001) must not stop the change, so the model is quarantined
+ * (it withholds its weights, catalog_quarantine_model) with a WARNING, and
+ * NULL returned.
  */
-UnlearnModel *
-load_model_for_change(const char *name, bool with_state)
+static UnlearnModel *
+load_for_change(ModelLoad *load)
 {
-	ErrorData  *corruption;
-	UnlearnModel *m = load_model_checked(name, with_state, with_state, &corruption);
+	ErrorData  *corruption = run_in_subtransaction(load_model_work, load, is_corruption);
 
 	if (corruption == NULL)
-		return m;
+		return load->m;
 	ereport(WARNING,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("%s", corruption->message),
 			 errdetail("The change goes on; the model withholds its weights until it is dropped or replaced.")));
-	catalog_quarantine_model(name);
+	catalog_quarantine_model(load->name);
 	return NULL;
+}
+
+/* Load a model's definition for a change of its table (load_for_change). */
+UnlearnModel *
+load_model_for_change(const char *name, bool with_state)
+{
+	ModelLoad	load = {name, with_state, with_state, NULL, NULL, NULL, NULL};
+
+	return load_for_change(&load);
+}
+
+/*
+ * load_model_for_change(name, false), keeping a copy of the model's
+ * catalog row and its descriptor in cxt when the definition passed its
+ * checks (*row NULL otherwise): the row catalog_model_from_row decodes
+ * again without a query.
+ */
+UnlearnModel *
+load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row, TupleDesc *desc)
+{
+	ModelLoad	load = {name, false, false, cxt, NULL, NULL, NULL};
+	UnlearnModel *m = load_for_change(&load);
+
+	*row = m != NULL ? load.row : NULL;
+	*desc = load.desc;
+	return m;
 }
 
 /*

@@ -13,9 +13,9 @@
  * under CacheMemoryContext: the table's model list, and a model's catalog
  * row, which each use decodes into a fresh definition in the caller's
  * memory (catalog_model_from_row: the checks of catalog_load_model, no
- * query, no subtransaction).  A row is kept only once load_model_for_change
- * found the model sound and the copy decodes without error; a quarantined
- * model is not kept.
+ * query, no subtransaction).  The row is the one load_model_keeping_row
+ * read and found sound, in the same query; a quarantined model is not
+ * kept.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,13 +40,6 @@ typedef struct KeptModel
 	HeapTuple	row;			/* its unlearn.models row */
 	TupleDesc	desc;
 } KeptModel;
-
-typedef struct RowCheck
-{
-	const char *name;
-	HeapTuple	row;
-	TupleDesc	desc;
-} RowCheck;
 
 static HTAB *relations = NULL;
 static HTAB *models = NULL;
@@ -115,20 +108,6 @@ cached_models_of_relation(Oid relid)
 	return refs;
 }
 
-static void
-decode_row(void *arg)
-{
-	RowCheck   *check = (RowCheck *) arg;
-
-	(void) catalog_model_from_row(check->name, check->row, check->desc);
-}
-
-static bool
-is_corruption(const ErrorData *edata, void *arg)
-{
-	return edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
-}
-
 /*
  * load_model_for_change(name, false), its row kept while the catalog is
  * unchanged.  A name longer than any model's is never kept.
@@ -140,8 +119,6 @@ cached_model_for_change(const char *name)
 	KeptModel  *entry;
 	bool		found;
 	UnlearnModel *m;
-	RowCheck	check = {name, NULL, NULL};
-	ErrorData  *corrupt;
 
 	if (!catalog_generation_usable(&now) || strlen(name) > UNLEARN_MAX_NAME)
 		return load_model_for_change(name, false);
@@ -152,22 +129,10 @@ cached_model_for_change(const char *name)
 	if (!found)
 		entry->cxt = NULL;
 	entry->row = NULL;
-	entry->generation = now - 1;	/* not valid until copied */
+	entry->generation = now - 1;	/* not valid until kept */
 	entry->cxt = fresh_context(entry->cxt);
-	m = load_model_for_change(name, false);
-	if (m == NULL)
-		return NULL;
-	/* a second read: a commit between the two changed the generation too */
-	if (catalog_load_model_keeping_row(name, entry->cxt, &check.row, &check.desc) == NULL)
-		return m;
-	corrupt = run_in_subtransaction(decode_row, &check, is_corruption);
-	if (corrupt != NULL)
-	{
-		FreeErrorData(corrupt);
-		return m;
-	}
-	entry->row = check.row;
-	entry->desc = check.desc;
-	entry->generation = now;
+	m = load_model_keeping_row(name, entry->cxt, &entry->row, &entry->desc);
+	if (entry->row != NULL)
+		entry->generation = now;
 	return m;
 }
