@@ -359,10 +359,23 @@ round_databases(bool all)
 }
 
 /*
+ * Milliseconds until request r is due (0: it is): asked at once,
+ * unlearn.apply_batch rows queued, or unlearn.apply_delay after its first
+ * request.
+ */
+static long
+request_wait_ms(const ApplyRequest *r, TimestampTz now)
+{
+	TimestampTz due = TimestampTzPlusMilliseconds(r->first, apply_delay);
+
+	if (r->now || r->rows >= apply_batch || due <= now)
+		return 0;
+	return (long) ((due - now + 999) / 1000);
+}
+
+/*
  * The databases whose async queues are due for an apply, taken off the
- * requests: asked at once, unlearn.apply_batch rows queued, or the oldest
- * request unlearn.apply_delay old; with *all, a request was lost and every
- * database is due.
+ * requests; with *all, a request was lost and every database is due.
  */
 static List *
 apply_databases(bool *all)
@@ -379,8 +392,7 @@ apply_databases(bool *all)
 	{
 		ApplyRequest *r = &shared->applies[i];
 
-		if (*all || r->now || r->rows >= apply_batch ||
-			TimestampTzPlusMilliseconds(r->first, apply_delay) <= now)
+		if (*all || request_wait_ms(r, now) == 0)
 			out = lappend_oid(out, r->database);
 		else
 			shared->applies[kept++] = *r;
@@ -406,10 +418,7 @@ next_apply_wait(void)
 	SpinLockAcquire(&shared->mutex);
 	for (i = 0; i < shared->napplies; i++)
 	{
-		ApplyRequest *r = &shared->applies[i];
-		TimestampTz due = TimestampTzPlusMilliseconds(r->first, apply_delay);
-		long		ms = (r->now || r->rows >= apply_batch || due <= now) ? 0 :
-			(long) ((due - now + 999) / 1000);
+		long		ms = request_wait_ms(&shared->applies[i], now);
 
 		if (wait < 0 || ms < wait)
 			wait = ms;
