@@ -173,45 +173,70 @@ delta_magnitude(UnlearnModel *m, const StepRows *rows, int from, int count, int 
 
 /*
  * Rows from which a step refactors H (chol_refactor_modify) rather than
- * sweeping the factor once per row: at p = 785 the sweeps cost more from
- * about p / 4 rows on (bench/README.md, async removal)
+ * sweeping the factor once per row.  Measured at p = 785 (a rolled-back
+ * DELETE of k rows, 12,000 rows, the statement's update time): the sweeps
+ * took about 1.4 ms a row (74 ms at k = 50, 145 at 100, 530 at 400), the
+ * refactorisation 45 to 65 ms whatever k (200 to 800), so it would pay
+ * from about p / 20 rows; the threshold below is more cautious.
  */
 #define REFACTOR_ROWS(p) Max(2, (p) / 4)
 
 /*
- * Class k's factor after a step of many rows: H + sum_A c x x' - sum_R c
- * x x' factored again, with c = l''(w0.x) at the anchor, as the sweeps of
- * newton_step take them.  False if it is not positive definite.
+ * The Hessian weights c = l''(w0.x) at class k's anchor of rows[from,
+ * +count), into weights, with their sum moved by sign in k's weight_sum
+ * (and, for added rows, c ||x||^2 added to factor_norm2, an upper bound
+ * after down-dates).
  */
-static bool
-refactor_step_rows(UnlearnModel *m, StepCache *cache, int k, const StepRows *rems, int rem_from,
-				   int rem_count, const StepRows *adds, int add_from, int add_count)
+static void
+step_row_weights(UnlearnModel *m, StepCache *cache, int k, const StepRows *rows, int from,
+				 int count, double sign, double *weights)
 {
 	int			p = m->def.p;
-	double	   *w0 = m->state.anchor + (Size) k * p;
-	double	   *add_weights = palloc(sizeof(double) * Max(add_count, 1));
-	double	   *rem_weights = palloc(sizeof(double) * Max(rem_count, 1));
-	bool		ok;
+	const double *w0 = m->state.anchor + (Size) k * p;
 	int			i;
 
-	for (i = 0; i < add_count; i++)
+	for (i = 0; i < count; i++)
 	{
-		const double *x = adds->x + (Size) (add_from + i) * p;
+		const double *x = rows->x + (Size) (from + i) * p;
 
-		add_weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, adds, add_from + i, k));
-		m->state.weight_sum[k] += add_weights[i];
-		cache->factor_norm2[k] += add_weights[i] * vec_dot(x, x, p);
+		weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, rows, from + i, k));
+		m->state.weight_sum[k] += sign * weights[i];
+		if (sign > 0)
+			cache->factor_norm2[k] += weights[i] * vec_dot(x, x, p);
 	}
-	for (i = 0; i < rem_count; i++)
+}
+
+/*
+ * Class k's factor after the step's rows, H + sum_A c x x' - sum_R c x x'
+ * with the weights of step_row_weights: refactored at once from
+ * REFACTOR_ROWS rows on (chol_refactor_modify), else a rank-one update per
+ * added row and one down-date sweep for the removed ones.  False if it is
+ * not positive definite.
+ */
+static bool
+modify_factor(UnlearnModel *m, StepCache *cache, int k, const StepRows *rems, int rem_from,
+			  int rem_count, const StepRows *adds, int add_from, int add_count)
+{
+	int			p = m->def.p;
+	double	   *lfac = m->state.factor + PACKED_SIZE(p) * k;
+	double	   *add_weights = palloc(sizeof(double) * Max(add_count, 1));
+	double	   *rem_weights = palloc(sizeof(double) * Max(rem_count, 1));
+	bool		ok = true;
+	int			i;
+
+	step_row_weights(m, cache, k, adds, add_from, add_count, 1.0, add_weights);
+	step_row_weights(m, cache, k, rems, rem_from, rem_count, -1.0, rem_weights);
+	if (add_count + rem_count >= REFACTOR_ROWS(p))
+		ok = chol_refactor_modify(lfac, p, adds->x + (Size) add_from * p, add_weights, add_count,
+								  rems->x + (Size) rem_from * p, rem_weights, rem_count);
+	else
 	{
-		const double *x = rems->x + (Size) (rem_from + i) * p;
-
-		rem_weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, rems, rem_from + i, k));
-		m->state.weight_sum[k] -= rem_weights[i];
+		/* H += c x x' for added rows first, then down-date removed rows */
+		for (i = 0; i < add_count; i++)
+			chol_rank1_update(lfac, p, adds->x + (Size) (add_from + i) * p, add_weights[i]);
+		if (rem_count > 0)
+			ok = chol_rankk_downdate(lfac, p, rems->x + (Size) rem_from * p, rem_weights, rem_count);
 	}
-	ok = chol_refactor_modify(m->state.factor + PACKED_SIZE(p) * k, p,
-							  adds->x + (Size) add_from * p, add_weights, add_count,
-							  rems->x + (Size) rem_from * p, rem_weights, rem_count);
 	pfree(add_weights);
 	pfree(rem_weights);
 	return ok;
@@ -234,49 +259,12 @@ newton_step(UnlearnModel *m, StepCache *cache, const StepRows *rems, int rem_fro
 	double	   *delta = palloc(sizeof(double) * p);
 	double	   *kv = palloc(sizeof(double) * p);
 	double	   *v = palloc(sizeof(double) * p);
-	int			i,
-				k;
+	int			k;
 
 	/* the factors first: Delta is taken at the current w, which has not moved */
 	for (k = 0; k < m->released.nclasses; k++)
-	{
-		double	   *w0 = m->state.anchor + (Size) k * p;
-		double	   *lfac = m->state.factor + packed * k;
-
-		if (add_count + rem_count >= REFACTOR_ROWS(p))
-		{
-			if (!refactor_step_rows(m, cache, k, rems, rem_from, rem_count, adds, add_from, add_count))
-				return STEP_NUMERICAL;
-			continue;
-		}
-		/* H += c x x' for added rows first, then down-date removed rows */
-		for (i = add_from; i < add_from + add_count; i++)
-		{
-			const double *x = adds->x + (Size) i * p;
-			double		c = loss_d2(m->def.loss, vec_dot(w0, x, p), row_target(m, adds, i, k));
-
-			chol_rank1_update(lfac, p, x, c);
-			m->state.weight_sum[k] += c;
-			cache->factor_norm2[k] += c * vec_dot(x, x, p);
-			/* down-dates below leave factor_norm2 an upper bound */
-		}
-		if (rem_count > 0)
-		{
-			double	   *weights = palloc(sizeof(double) * rem_count);
-
-			for (i = 0; i < rem_count; i++)
-			{
-				const double *x = rems->x + (Size) (rem_from + i) * p;
-
-				weights[i] = loss_d2(m->def.loss, vec_dot(w0, x, p),
-									 row_target(m, rems, rem_from + i, k));
-				m->state.weight_sum[k] -= weights[i];
-			}
-			if (!chol_rankk_downdate(lfac, p, rems->x + (Size) rem_from * p, weights, rem_count))
-				return STEP_NUMERICAL;
-			pfree(weights);
-		}
-	}
+		if (!modify_factor(m, cache, k, rems, rem_from, rem_count, adds, add_from, add_count))
+			return STEP_NUMERICAL;
 	/* K' and the drift products (guo only) change once for all classes */
 	update_gram(m, cache, adds, add_from, add_count, 1.0);
 	update_gram(m, cache, rems, rem_from, rem_count, -1.0);
