@@ -96,6 +96,8 @@ SELECT unlearn._category_values('x  '::char(3)::text, '{x,y}'::text[]) AS padded
 SELECT unlearn._category_values(1.5::float8, '{1.5}'::float8[]);
 SELECT unlearn._category_values('a'::text, '{a,NULL}'::text[]);
 SELECT unlearn._category_values('a'::text, NULL::text[]);
+SELECT unlearn._category_values('a'::text, '{}'::text[]) AS no_category;
+SELECT unlearn._category_values('a'::text, '{{a,b},{c,d}}'::text[]);
 SET client_min_messages = debug1;
 SELECT model, rows FROM unlearn_retrain('cat_ls');
 SELECT model, rows FROM unlearn_retrain('cat_hand');

@@ -128,6 +128,10 @@ SELECT unlearn_wait('aq_lsq');
 ROLLBACK;
 SET ROLE aq_stranger;
 SELECT unlearn_wait('aq_lsq');
+SELECT unlearn._wait('aq_lsq', 0);
+-- nor can a stranger forge a queue entry, or call the catalog's trigger
+INSERT INTO unlearn.pending (model, owner, change, contribution) VALUES ('aq_lsq', 'aq_stranger', -1, NULL);
+SELECT unlearn._catalog_written();
 RESET ROLE;
 
 -- 5.
