@@ -57,26 +57,15 @@ import threading
 import time
 
 import common as C
+import throughput
 
 SOURCE = "tshirt_shirt"
 TABLE = "bench_busy"
 MODEL = "busy"
 SIGMA = 10.0
 
-SCRIPTS = {
-    "delete": ("""\\set lo :client_id * {slice} + 1
-\\set hi :lo + {slice} - 1
-DELETE FROM {table} WHERE id = (SELECT min(id) FROM {table} WHERE id BETWEEN :lo AND :hi);
-""", 1),
-    "mixed": ("""\\set lo :client_id * {slice} + 1
-\\set hi :lo + {slice} - 1
-DELETE FROM {table} WHERE id = (SELECT min(id) FROM {table} WHERE id BETWEEN :lo AND :hi);
-UPDATE {table} SET is_shirt = NOT is_shirt WHERE id = (SELECT max(id) FROM {table} WHERE id BETWEEN :lo AND :hi);
-INSERT INTO {table} (id, is_shirt, pixels)
-SELECT nextval('{table}_extra'), is_shirt, pixels FROM {table}
-WHERE id = (SELECT max(id) FROM {table} WHERE id BETWEEN :lo AND :hi);
-""", 3),
-}
+# the delete and mixed scripts of throughput.py, on this script's table
+SCRIPTS = throughput.SCRIPTS
 
 
 def fresh_table(conn, table, arm, copies, model=MODEL):
