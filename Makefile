@@ -1,5 +1,5 @@
 EXTENSION = unlearn
-EXTVERSION = 0.21.0
+EXTVERSION = 0.22.0
 
 MODULE_big = unlearn
 # layers as folders; calls go down only (scripts/check_layers.py):

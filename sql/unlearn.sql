@@ -76,7 +76,8 @@ CREATE TABLE unlearn.models (
 	filter		text,
 	apply_error text,
 	apply_failures integer NOT NULL DEFAULT 0 CHECK (apply_failures >= 0),
-	apply_failed_at timestamptz
+	apply_failed_at timestamptz,
+	taken_categories text[]
 );
 COMMENT ON COLUMN unlearn.models.filter IS 'the row filter: a boolean expression over the row (canonical text); the model reflects the rows where it is true; NULL: every row';
 CREATE INDEX ON unlearn.models (source);
@@ -90,6 +91,7 @@ COMMENT ON COLUMN unlearn.models.classes_declared IS 'true when the classes were
 COMMENT ON COLUMN unlearn.models.preprocess IS 'where centre and spread come from: standardize (mean and standard deviation of the rows the model reflects, on a power-of-two grid, kept so by retraining), declared (given at training) or none (the identity)';
 COMMENT ON COLUMN unlearn.models.centre IS 'per feature column (one for an array column); NULL while a standardize model withholds its weights';
 COMMENT ON COLUMN unlearn.models.features IS 'per feature: a column name, or the canonical text of an expression over the row (see expressions)';
+COMMENT ON COLUMN unlearn.models.taken_categories IS 'the columns of features category(column), whose categories are taken from the rows: public like classes; a change after which a category has no row, or a row has a value that is no category, retrains the model, which takes them afresh; NULL: none';
 COMMENT ON COLUMN unlearn.models.expressions IS 'per feature: true when it is an expression over the row (built-in immutable functions and operators only), false for a column; NULL: every feature is a column';
 COMMENT ON COLUMN unlearn.models.rows IS 'rows the model reflects now';
 COMMENT ON COLUMN unlearn.models.nulls IS 'error: a null in a model column is an error; skip: a row with a null in a model column is outside the model; impute: a missing feature value (null, or not a finite number) is the column''s centre, and a row with a null label is outside the model';

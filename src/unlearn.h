@@ -211,6 +211,12 @@ typedef struct ModelCall
 											 * yet asked */
 	double		release_nats;	/* fisher: the KL bound of the release this call
 								 * wrote, or -1 if it wrote none */
+	int		   *taken_groups;	/* per taken column, the first feature and the
+								 * categories of its group (taken_categories.c),
+								 * or NULL not yet asked */
+	bool		categories_taken;	/* take_categories ran in this call */
+	bool		features_retaken;	/* and changed the features: the catalog
+									 * writes them */
 } ModelCall;
 
 /* the cohorts a change erased whole: their ledger line */
@@ -274,6 +280,10 @@ typedef struct ModelDefinition
 	char	   *filter;			/* the row filter's canonical text (a boolean
 								 * expression over the row), or NULL: the model
 								 * reads every row */
+	char	  **taken_columns;	/* the columns of category(column) features:
+								 * their categories are taken from the rows
+								 * (exec/taken_categories.c) */
+	int			ntaken;
 } ModelDefinition;
 
 /* the Noisy-GD parameters unlearn_train may be given (given_parameters) */

@@ -413,7 +413,8 @@ cohorts_erase_whole(UnlearnModel *m, RowBatch *removed, const RowBatch *added)
 /*
  * Take the rows per label and the column sums of the cohorts of whole
  * (erased_rows rows) out of m's, and say whether its classes and (if
- * check_map) its column map still hold (as class_rows_update and
+ * check_map) its column map and taken categories still hold (as
+ * class_rows_update, taken_categories_retrain_reason and
  * column_map_update do for rows); if not, m must retrain.
  */
 static bool
@@ -455,6 +456,9 @@ classes_and_map_hold(UnlearnModel *m, List *whole, int64 erased_rows, bool check
 		if (!column_map_update_sums(m, sums, erased_rows) && check_map)
 			holds = false;
 	}
+	/* a taken category whose last rows left (its rows counted by the sums) */
+	if (holds && check_map && taken_categories_retrain_reason(m, m->released.rows - erased_rows, NULL, false) != NULL)
+		holds = false;
 	return holds;
 }
 

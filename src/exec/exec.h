@@ -53,7 +53,19 @@ extern void unpin_expression_settings(int level);
 extern List *feature_expr_column_names(const char *text, const char *model);
 extern Node *feature_expr_parse(const char *text, Oid relid, const char *model,
 								bool linear, Oid *result_type);
-extern List *category_feature_texts(const char *text, Oid relid, const char *model);
+extern List *category_feature_texts(const char *text, Oid relid, const char *model, char **taken);
+extern List *category_group_texts(const char *column, Oid type, char **canonical, int n);
+extern Oid	category_column_type(Oid relid, const char *column, const char *feature, const char *model);
+extern char *category_value(const char *value, Oid type, const char *feature, const char *model);
+extern bool category_group_of_column(UnlearnModel *m, const char *column, int *first,
+									 char ***categories, int *n);
+
+/* taken_categories.c */
+extern void check_taken_categories(UnlearnModel *m);
+extern bool take_categories(UnlearnModel *m);
+extern bool taken_other_set(UnlearnModel *m, const double *x);
+extern const char *taken_categories_retrain_reason(UnlearnModel *m, int64 rows_after,
+												   const RowBatch *added, bool other_entered);
 
 /*
  * The category() groups among a model's features: consecutive feature
@@ -245,6 +257,8 @@ typedef struct ModelRows
 								 * rows not read (cohorts.c) */
 	const char *retrain_reason; /* retrain instead of a step: rows that
 								 * cannot be applied one by one, or NULL */
+	bool		other_entered;	/* a row entered with a taken group's "other"
+								 * set, cancelled or not (taken_other_set) */
 } ModelRows;
 extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
 extern void rethrow_lock_failure(const char *name, MemoryContext cxt);

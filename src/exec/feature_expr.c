@@ -162,7 +162,7 @@ collect_column_refs(Node *node, ColumnNames *c)
  * spaces, text and varchar as given; an error names the feature, never a
  * row.  Two categories of the same canonical text are one.
  */
-static char *
+char *
 category_value(const char *value, Oid type, const char *feature, const char *model)
 {
 	bool		b;
@@ -211,64 +211,54 @@ category_array_type(Oid type)
 }
 
 /*
- * category(column, '{a,b,...}'): one-hot encoding of a column, declared
- * by its categories.  When feature is such a call, the feature expressions
- * it stands for, in order: for each category c, "COALESCE(column = 'c',
- * false)", then "other", "NOT COALESCE(column = ANY ('{a,...}'::T[]),
- * false)" with T the column's type (text for text, varchar and char), 1
- * for a null or an undeclared value; else NIL.  The column must be of a
- * text, boolean or integer type (compared in its own type, built-in
- * operators), and the categories a one-dimensional text array of distinct
- * non-null values.  Categories taken from the rows would be public, like
- * classes, and are not offered.
+ * The feature expressions of a one-hot group of the column (of base type
+ * type) over its n distinct canonical categories, in order: for each
+ * category c, "COALESCE(column = 'c', false)", then "other", "NOT
+ * COALESCE(column = ANY ('{a,...}'::T[]), false)" with T the column's type
+ * (text for text, varchar and char), 1 for a null or any other value.
  */
 List *
-category_feature_texts(const char *feature, Oid relid, const char *model)
+category_group_texts(const char *column, Oid type, char **canonical, int n)
 {
-	Node	   *raw;
-	FuncCall   *call;
-	ColumnRef  *ref;
-	A_Const    *cats;
-	const char *column;
-	AttrNumber	attnum;
-	Oid			type;
-	ArrayType  *arr;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n,
-				i,
-				j;
 	StringInfoData other;
-	char	  **canonical;
 	List	   *out = NIL;
+	int			i,
+				j;
 
-	if (pg_strncasecmp(feature, "category", 8) != 0)
-		return NIL;
-	raw = raw_expression(feature, model, "feature expression");
-	if (!IsA(raw, FuncCall))
-		return NIL;
-	call = (FuncCall *) raw;
-	if (list_length(call->funcname) != 1 ||
-		strcmp(strVal(linitial(call->funcname)), "category") != 0)
-		return NIL;
-	if (list_length(call->args) != 2 || call->agg_order != NIL || call->agg_filter != NULL ||
-		call->over != NULL || call->agg_star || call->agg_distinct || call->func_variadic)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("feature \"%s\" of model \"%s\" must be category(column, '{category, ...}')",
-						feature, model),
-				 errhint("Declare the categories: category(region, '{north,south,east}'); a value that is none of them, or null, is the feature \"other\".")));
-	ref = (ColumnRef *) linitial(call->args);
-	cats = (A_Const *) lsecond(call->args);
-	if (!IsA(ref, ColumnRef) || list_length(ref->fields) != 1 || !IsA(linitial(ref->fields), String) ||
-		!IsA(cats, A_Const) || cats->isnull || !IsA(&cats->val, String))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("feature \"%s\" of model \"%s\" must name a column and give its categories as a text array literal",
-						feature, model),
-				 errhint("For example category(region, '{north,south,east}').")));
-	column = strVal(linitial(ref->fields));
-	attnum = get_attnum(relid, column);
+	/*
+	 * "other": no category matched, one test against a constant array of the
+	 * column's type (hashed from 9 elements on)
+	 */
+	initStringInfo(&other);
+	appendStringInfoChar(&other, '{');
+	for (i = 0; i < n; i++)
+	{
+		out = lappend(out, psprintf("COALESCE(%s = %s, false)", quote_identifier(column),
+									quote_literal_cstr(canonical[i])));
+		appendStringInfoString(&other, i > 0 ? ",\"" : "\"");
+		for (j = 0; canonical[i][j] != '\0'; j++)
+		{
+			if (canonical[i][j] == '"' || canonical[i][j] == '\\')
+				appendStringInfoChar(&other, '\\');
+			appendStringInfoChar(&other, canonical[i][j]);
+		}
+		appendStringInfoChar(&other, '"');
+	}
+	appendStringInfoChar(&other, '}');
+	return lappend(out, psprintf("NOT COALESCE(%s = ANY (%s::%s[]), false)", quote_identifier(column),
+								 quote_literal_cstr(other.data), category_array_type(type)));
+}
+
+/*
+ * The base type of a column a category() feature encodes: text, varchar,
+ * char, boolean or an integer type; an error names the feature.
+ */
+Oid
+category_column_type(Oid relid, const char *column, const char *feature, const char *model)
+{
+	AttrNumber	attnum = get_attnum(relid, column);
+	Oid			type;
+
 	if (attnum <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -282,6 +272,69 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 				 errmsg("column \"%s\" of a category feature of model \"%s\" has type %s", column, model,
 						format_type_be(type)),
 				 errhint("category() encodes a text, varchar, char, boolean or integer column.")));
+	return type;
+}
+
+/*
+ * category(column, '{a,b,...}'): one-hot encoding of a column, declared
+ * by its categories.  When feature is such a call, the feature expressions
+ * it stands for (category_group_texts); when it is category(column), the
+ * categories are taken from the rows: NIL, and *taken the column's name;
+ * else NIL.  The column must be of a text, boolean or integer type
+ * (compared in its own type, built-in operators), and the categories a
+ * one-dimensional text array of distinct non-null values.
+ */
+List *
+category_feature_texts(const char *feature, Oid relid, const char *model, char **taken)
+{
+	Node	   *raw;
+	FuncCall   *call;
+	ColumnRef  *ref;
+	A_Const    *cats;
+	const char *column;
+	Oid			type;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n,
+				i,
+				j;
+	char	  **canonical;
+
+	*taken = NULL;
+	if (pg_strncasecmp(feature, "category", 8) != 0)
+		return NIL;
+	raw = raw_expression(feature, model, "feature expression");
+	if (!IsA(raw, FuncCall))
+		return NIL;
+	call = (FuncCall *) raw;
+	if (list_length(call->funcname) != 1 ||
+		strcmp(strVal(linitial(call->funcname)), "category") != 0)
+		return NIL;
+	if (list_length(call->args) < 1 || list_length(call->args) > 2 || call->agg_order != NIL ||
+		call->agg_filter != NULL || call->over != NULL || call->agg_star || call->agg_distinct ||
+		call->func_variadic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("feature \"%s\" of model \"%s\" must be category(column) or category(column, '{category, ...}')",
+						feature, model),
+				 errhint("Declare the categories, category(region, '{north,south,east}'), or take them from the rows, category(region); a value that is none of them, or null, is the feature \"other\".")));
+	ref = (ColumnRef *) linitial(call->args);
+	cats = list_length(call->args) == 2 ? (A_Const *) lsecond(call->args) : NULL;
+	if (!IsA(ref, ColumnRef) || list_length(ref->fields) != 1 || !IsA(linitial(ref->fields), String) ||
+		(cats != NULL && (!IsA(cats, A_Const) || cats->isnull || !IsA(&cats->val, String))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("feature \"%s\" of model \"%s\" must name a column and give its categories as a text array literal",
+						feature, model),
+				 errhint("For example category(region, '{north,south,east}'), or category(region) to take them from the rows.")));
+	column = strVal(linitial(ref->fields));
+	type = category_column_type(relid, column, feature, model);
+	if (cats == NULL)
+	{
+		*taken = pstrdup(column);
+		return NIL;
+	}
 	if (strVal(&cats->val)[0] != '{')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -300,59 +353,33 @@ category_feature_texts(const char *feature, Oid relid, const char *model)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature \"%s\" of model \"%s\" must declare 1 to %d categories", feature, model,
 						MAX_CATEGORIES)));
-	/*
-	 * "other": no category matched, one test against a constant array of the
-	 * column's type (hashed from 9 elements on)
-	 */
-	initStringInfo(&other);
-	appendStringInfoChar(&other, '{');
 	canonical = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 	{
-		char	   *value;
-
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("the categories of feature \"%s\" of model \"%s\" must not contain a null",
 							feature, model),
 					 errhint("A null value is the feature \"other\".")));
-		value = TextDatumGetCString(elems[i]);
-		canonical[i] = category_value(value, type, feature, model);
+		canonical[i] = category_value(TextDatumGetCString(elems[i]), type, feature, model);
 		for (j = 0; j < i; j++)
 			if (strcmp(canonical[i], canonical[j]) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("feature \"%s\" of model \"%s\" declares a category twice", feature, model)));
-		out = lappend(out, psprintf("COALESCE(%s = %s, false)", quote_identifier(column),
-									quote_literal_cstr(canonical[i])));
-		appendStringInfoString(&other, i > 0 ? ",\"" : "\"");
-		for (j = 0; canonical[i][j] != '\0'; j++)
-		{
-			if (canonical[i][j] == '"' || canonical[i][j] == '\\')
-				appendStringInfoChar(&other, '\\');
-			appendStringInfoChar(&other, canonical[i][j]);
-		}
-		appendStringInfoChar(&other, '"');
 	}
-	appendStringInfoChar(&other, '}');
-	return lappend(out, psprintf("NOT COALESCE(%s = ANY (%s::%s[]), false)", quote_identifier(column),
-								 quote_literal_cstr(other.data), category_array_type(type)));
+	return category_group_texts(column, type, canonical, n);
 }
 
 /*
- * If feature j of m is the "other" feature of a category() group that
- * category_feature_texts wrote, the group's length (its categories and
- * "other", which end at j) and in *sql the unlearn._category_values call
- * that computes the group's features in one lookup; else 0.  The group is
- * recognised only when each of its stored features is, as text, what
- * category_feature_texts gives today for the column and the categories
- * that "other" names: so the call computes exactly what the stored
- * expressions compute (the column compared in its own type, a text column
- * under a deterministic collation, bytewise).
+ * Whether feature j of m is, parsed, the "other" feature of a one-hot
+ * group as category_group_texts writes it, NOT COALESCE(column = ANY
+ * (constant array), false) under a deterministic collation: if so, the
+ * column's name and base type, and its categories as canonical text.
  */
-static int
-category_group_ending_at(UnlearnModel *m, int j, char **sql)
+static bool
+category_other_parse(UnlearnModel *m, int j, char **column, Oid *base, char ***categories, int *n)
 {
 	const char *text = m->def.features[j];
 	Oid			relid = m->def.source;
@@ -363,58 +390,140 @@ category_group_ending_at(UnlearnModel *m, int j, char **sql)
 	Const	   *arr;
 	List	   *vars;
 	Var		   *var;
-	char	   *column;
-	char	   *categories;
-	List	   *texts;
-	ListCell   *lc;
-	int			k,
-				i;
-	Oid			base;
+	Datum	   *elems;
+	bool	   *nulls;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Oid			elemtype;
+	int			i;
 
 	if (!feature_is_expression(m, j) || strncmp(text, "(NOT COALESCE(", 14) != 0)
-		return 0;
+		return false;
 	expr = feature_expr_parse(text, relid, m->def.name, false, &type);
 	if (!is_notclause(expr))
-		return 0;
+		return false;
 	coalesce = (CoalesceExpr *) get_notclausearg(expr);
 	if (!IsA(coalesce, CoalesceExpr) || list_length(coalesce->args) != 2 ||
 		!IsA(linitial(coalesce->args), ScalarArrayOpExpr))
-		return 0;
+		return false;
 	any = linitial(coalesce->args);
 	if (!any->useOr || list_length(any->args) != 2 || !IsA(lsecond(any->args), Const) ||
 		(OidIsValid(any->inputcollid) && !get_collation_isdeterministic(any->inputcollid)))
-		return 0;
+		return false;
 	arr = lsecond(any->args);
 	vars = pull_var_clause(linitial(any->args), 0);
 	if (arr->constisnull || list_length(vars) != 1)
-		return 0;
+		return false;
 	var = linitial(vars);
-	column = get_attname(relid, var->varattno, true);
-	if (column == NULL)
-		return 0;
-	base = getBaseType(get_atttype(relid, var->varattno));
-	categories = OidOutputFunctionCall(F_ARRAY_OUT, arr->constvalue);
-	texts = category_feature_texts(psprintf("category(%s, %s)", quote_identifier(column),
-											quote_literal_cstr(categories)),
-								   relid, m->def.name);
-	k = list_length(texts);
-	if (k < 2 || k > j + 1)
-		return 0;
-	i = j - k + 1;
+	*column = get_attname(relid, var->varattno, true);
+	if (*column == NULL)
+		return false;
+	*base = getBaseType(get_atttype(relid, var->varattno));
+	elemtype = ARR_ELEMTYPE(DatumGetArrayTypeP(arr->constvalue));
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(arr->constvalue), elemtype, typlen, typbyval, typalign,
+					  &elems, &nulls, n);
+	*categories = palloc(sizeof(char *) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+	{
+		Oid			output;
+		bool		varlena;
+
+		if (nulls[i])
+			return false;
+		getTypeOutputInfo(elemtype, &output, &varlena);
+		(*categories)[i] = category_value(OidOutputFunctionCall(output, elems[i]), *base, text,
+										  m->def.name);
+	}
+	return true;
+}
+
+/*
+ * Whether m's features from first on are, as text, the expressions texts
+ * (canonicalised as resolve_features stores them).
+ */
+static bool
+features_are(UnlearnModel *m, int first, List *texts)
+{
+	Oid			type;
+	ListCell   *lc;
+	int			i = first;
+
+	if (first < 0 || first + list_length(texts) > m->def.nfeatures)
+		return false;
 	foreach(lc, texts)
 	{
 		if (!feature_is_expression(m, i) ||
-			strcmp(feature_expr_canonical(feature_expr_parse(lfirst(lc), relid, m->def.name, false,
-															 &type),
-										  relid),
+			strcmp(feature_expr_canonical(feature_expr_parse(lfirst(lc), m->def.source, m->def.name,
+															 false, &type),
+										  m->def.source),
 				   m->def.features[i]) != 0)
-			return 0;
+			return false;
 		i++;
 	}
+	return true;
+}
+
+/*
+ * If feature j of m is the "other" feature of a category() group that
+ * category_group_texts wrote, the group's length (its categories and
+ * "other", which end at j) and in *sql the unlearn._category_values call
+ * that computes the group's features in one lookup; else 0.  The group is
+ * recognised only when each of its stored features is, as text, what
+ * category_group_texts gives today for the column and the categories
+ * that "other" names: so the call computes exactly what the stored
+ * expressions compute (the column compared in its own type, a text column
+ * under a deterministic collation, bytewise).
+ */
+static int
+category_group_ending_at(UnlearnModel *m, int j, char **sql)
+{
+	char	   *column;
+	Oid			base;
+	char	  **categories;
+	int			n;
+	List	   *texts;
+	Datum		arr;
+
+	if (!category_other_parse(m, j, &column, &base, &categories, &n) || n < 1 ||
+		n > MAX_CATEGORIES)
+		return 0;
+	texts = category_group_texts(column, base, categories, n);
+	if (!features_are(m, j - n, texts))
+		return 0;
+	arr = cstring_text_array(categories, n);
 	*sql = psprintf("unlearn._category_values(%s%s, %s::%s[])", quote_identifier(column),
 					base == TEXTOID || base == VARCHAROID || base == BPCHAROID ? "::text" : "",
-					quote_literal_cstr(categories), category_array_type(base));
-	return k;
+					quote_literal_cstr(OidOutputFunctionCall(F_ARRAY_OUT, arr)),
+					category_array_type(base));
+	return n + 1;
+}
+
+/*
+ * The one-hot group of m's features that encodes column, as
+ * category_group_texts wrote it (its "other" found by name, its
+ * categories compared as text): its first feature and its categories;
+ * false if there is none.
+ */
+bool
+category_group_of_column(UnlearnModel *m, const char *column, int *first, char ***categories, int *n)
+{
+	int			j;
+
+	for (j = 0; j < m->def.nfeatures; j++)
+	{
+		char	   *name;
+		Oid			base;
+
+		if (category_other_parse(m, j, &name, &base, categories, n) && strcmp(name, column) == 0 &&
+			features_are(m, j - *n, category_group_texts(column, base, *categories, *n)))
+		{
+			*first = j - *n;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*

@@ -85,21 +85,38 @@ column_type_or_error(Oid relid, const char *column)
 
 /*
  * Replace each category(column, '{...}') among the n features by the
- * feature expressions it stands for (category_feature_texts).
+ * feature expressions it stands for (category_feature_texts), and each
+ * category(column) by the group of no category yet (only "other"), the
+ * column then named in m->def.taken_columns: take_categories fills it in
+ * from the rows the training reads.
  */
 static void
-expand_category_features(Oid relid, const char *model, Datum **elems, bool **nulls, int *n)
+expand_category_features(UnlearnModel *m, Oid relid, Datum **elems, bool **nulls, int *n)
 {
 	List	   *texts = NIL;
+	List	   *taken = NIL;
 	bool		any = false;
 	ListCell   *lc;
 	int			i;
 
 	for (i = 0; i < *n; i++)
 	{
+		char	   *column = NULL;
 		List	   *one = (*nulls)[i] ? NIL :
-			category_feature_texts(TextDatumGetCString((*elems)[i]), relid, model);
+			category_feature_texts(TextDatumGetCString((*elems)[i]), relid, m->def.name, &column);
 
+		if (column != NULL)
+		{
+			foreach(lc, taken)
+				if (strcmp(lfirst(lc), column) == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("model \"%s\" takes the categories of column \"%s\" twice",
+									m->def.name, column)));
+			taken = lappend(taken, column);
+			one = category_group_texts(column, category_column_type(relid, column, column, m->def.name),
+									   NULL, 0);
+		}
 		if (one == NIL)
 			texts = lappend(texts, (*nulls)[i] ? NULL : TextDatumGetCString((*elems)[i]));
 		else
@@ -108,13 +125,22 @@ expand_category_features(Oid relid, const char *model, Datum **elems, bool **nul
 			any = true;
 		}
 	}
+	if (taken != NIL)
+	{
+		m->def.ntaken = list_length(taken);
+		m->def.taken_columns = palloc(sizeof(char *) * m->def.ntaken);
+		i = 0;
+		foreach(lc, taken)
+			m->def.taken_columns[i++] = lfirst(lc);
+		check_taken_categories(m);
+	}
 	if (!any)
 		return;
 	if (list_length(texts) > UNLEARN_MAX_DIMS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model \"%s\" would have %d features, more than %d", model, list_length(texts),
-						UNLEARN_MAX_DIMS)));
+				 errmsg("model \"%s\" would have %d features, more than %d", m->def.name,
+						list_length(texts), UNLEARN_MAX_DIMS)));
 	*n = list_length(texts);
 	*elems = palloc(sizeof(Datum) * *n);
 	*nulls = palloc0(sizeof(bool) * *n);
@@ -155,7 +181,7 @@ resolve_features(UnlearnModel *m, Oid relid, ArrayType *features, const char *la
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("features must name at least one column"),
 				 errhint("Pass a list of numeric columns, or one float8[] or real[] column.")));
-	expand_category_features(relid, m->def.name, &elems, &nulls, &n);
+	expand_category_features(m, relid, &elems, &nulls, &n);
 
 	m->def.nfeatures = n;
 	m->def.features = palloc(sizeof(char *) * n);

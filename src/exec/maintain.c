@@ -281,6 +281,9 @@ load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row, Tupl
 	return m;
 }
 
+static const char *const map_moved =
+"The centre or spread of a column of the remaining rows moved to another grid step.";
+
 /*
  * Apply one query's rows to one model: lock, load, step, write, ledger.
  * Rows left out for a null ("nulls": "skip") only change its count.
@@ -299,7 +302,8 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	int			nadd = rows->added ? rows->added->count : 0;
 	ListCell   *lc;
 
-	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL)
+	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL &&
+		!rows->other_entered)
 	{
 		if (rows->skipped_delta != 0 && load_model_for_change(rows->name, false) != NULL)
 			catalog_count_skipped(rows->name, rows->skipped_delta);
@@ -310,6 +314,15 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
+	/* rows whose features stayed as they were, one perhaps with a new category */
+	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL &&
+		(m->released.status != MODEL_READY || !MODEL_KEEPS_STATE(m) ||
+		 (retrain_reason = taken_categories_retrain_reason(m, m->released.rows, NULL, true)) == NULL))
+	{
+		if (rows->skipped_delta != 0)
+			catalog_count_skipped(rows->name, rows->skipped_delta);
+		return;
+	}
 	m->call.changed_by = caller;
 	foreach(lc, rows->whole)
 		m->call.whole_rows += ((WholeCohort *) lfirst(lc))->rows;
@@ -332,7 +345,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		/* the sums go forward in any case: a retrain replaces them */
 		if (m->released.status == MODEL_READY && !column_map_update(m, rows->removed, rows->added) &&
 			retrain_reason == NULL)
-			retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
+			retrain_reason = map_moved;
 		/*
 		 * Whole cohorts counted from their keys are exactly their model rows
 		 * only in a change that deletes and nothing else (a row inserted in
@@ -359,7 +372,17 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 			if (retrain_reason == NULL &&
 				!column_map_still_holds(m, m->released.rows - rest - m->call.whole_rows,
 										Abs(rest) + m->call.whole_rows))
-				retrain_reason = "The centre or spread of a column of the remaining rows moved to another grid step.";
+				retrain_reason = map_moved;
+		}
+		/* a taken category's own reason rather than the map's it moves */
+		if ((retrain_reason == NULL || retrain_reason == map_moved) &&
+			m->released.status == MODEL_READY)
+		{
+			const char *taken = taken_categories_retrain_reason(m, m->released.rows - nrem + nadd,
+																rows->added, rows->other_entered);
+
+			if (taken != NULL)
+				retrain_reason = taken;
 		}
 		if (retrain_reason == NULL)
 			m->call.cohorts = cohort_change_begin(m, rows->removed, rows->added);
@@ -435,6 +458,20 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 		ereport(MODEL_NOTICE(m),
 				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->def.name),
 				 errdetail("%s", why)));
+	if (m->def.ntaken > 0 && !take_categories(m))
+	{
+		ereport(MODEL_WARNING(m),
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" withholds its weights: a column whose categories it takes from its rows has too many values",
+						m->def.name),
+				 errdetail("A taken column may have at most 1000 values, and a model at most %d features.",
+						   UNLEARN_MAX_DIMS),
+				 errhint("Train it again with the categories declared: category(column, '{a,b,...}').")));
+		m->released.status = MODEL_SUSPENDED;
+		m->state.class_rows = NULL;
+		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
+		return;
+	}
 	if (m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared && catalog_tracks_classes())
 		m->released.classes = NULL;
 	if (!retrain_model(m, verbose, true))

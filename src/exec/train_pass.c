@@ -883,6 +883,14 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	int			p;
 	Size		packed;
 
+	if (m->def.ntaken > 0 && !m->call.categories_taken && !take_categories(m))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a column whose categories model \"%s\" takes from its rows has too many values",
+						m->def.name),
+				 errdetail("A taken column may have at most 1000 values, and a model at most %d features.",
+						   UNLEARN_MAX_DIMS),
+				 errhint("Declare the categories: category(column, '{a,b,...}').")));
 	scan_begin(&scan, m, verbose, "retraining");
 	census(&scan, labels, &n);
 	if (n == 0 && m->def.classes_declared)

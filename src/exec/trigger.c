@@ -326,10 +326,13 @@ apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 ski
 				  const char *retrain_reason, Oid caller)
 {
 	ModelRows	rows;
+	int64		i;
 
 	suspend_if_owner_may_not_read(m, caller);
-	multiset_difference(m, &removed, &added);
 	memset(&rows, 0, sizeof(rows));
+	for (i = 0; added != NULL && m->def.ntaken > 0 && !rows.other_entered && i < added->count; i++)
+		rows.other_entered = taken_other_set(m, added->x + (Size) i * m->def.p);
+	multiset_difference(m, &removed, &added);
 	rows.name = m->def.name;
 	rows.p = m->def.p;
 	rows.removed = removed;
@@ -437,6 +440,7 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
 			ModelRows  *to = model_rows(&models, from->name, from->p, pc->memory);
 
 			to->skipped_delta += from->skipped_delta;
+			to->other_entered |= from->other_entered;
 			if (from->whole != NIL)
 			{
 				MemoryContext old = MemoryContextSwitchTo(pc->memory);
@@ -479,6 +483,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 {
 	PendingPart *part;
 	ListCell   *lc;
+	int64		i;
 
 	part = add_part(pc, true, TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 1 :
 					TRIGGER_FIRED_BY_INSERT(td->tg_event) ? 2 : 4);
@@ -514,6 +519,8 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 		}
 		if (td->tg_newtable != NULL)
 			added = read_transition(m, td->tg_newtable, td->tg_relation, caller, NULL);
+		for (i = 0; added != NULL && m->def.ntaken > 0 && !mr->other_entered && i < added->count; i++)
+			mr->other_entered = taken_other_set(m, added->x + (Size) i * m->def.p);
 		if (removed != NULL && added != NULL)
 			multiset_difference(m, &removed, &added);
 		mr->skipped_delta += (added ? added->skipped : 0) - (removed ? removed->skipped : 0);

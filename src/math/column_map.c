@@ -505,6 +505,21 @@ column_map_still_holds(const UnlearnModel *m, int64 rows_after, int64 changed)
 }
 
 /*
+ * The sum of column c's raw values over the rows (rows of them, or under
+ * 'impute' those where it is present) whose S1 the sums hold: S1 is the
+ * sum of (x - centre) / spread, so the sum of x is spread S1 + count
+ * centre.  For a 0/1 column, the number of its ones.
+ */
+double
+column_value_sum(const UnlearnModel *m, int c, int64 rows)
+{
+	int			width = column_sum_width(m);
+	double		count = width == 3 ? m->state.column_sums[width * c + 2] : (double) rows;
+
+	return m->def.spread[c] * m->state.column_sums[width * c] + count * m->def.centre[c];
+}
+
+/*
  * Take one statement's raw rows into the sums of a 'standardize' model
  * and say whether its centre and spread still hold; false means the
  * model must be retrained on the rows left.

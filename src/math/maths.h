@@ -193,5 +193,6 @@ extern bool column_map_update(UnlearnModel *m, const struct RowBatch *removed,
 extern void column_sums_of_row(const UnlearnModel *m, const double *x, double *sums, double sign);
 extern bool column_map_update_sums(UnlearnModel *m, const double *sums, int64 rows);
 extern bool column_map_still_holds(const UnlearnModel *m, int64 rows_after, int64 changed);
+extern double column_value_sum(const UnlearnModel *m, int c, int64 rows);
 
 #endif							/* UNLEARN_MATH_H */

@@ -247,6 +247,8 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
 
 #define NOISE_COLUMNS ", noise, nats, nats_spent, filter"
 
+#define TAKEN_COLUMN ", taken_categories"
+
 /*
  * The release of the installed catalog: 2 for 0.1.0 and 0.2.0 (no column
  * map), 3 for 0.3.0 (no null policy, no rows per class), 4 for 0.4.0 (no
@@ -255,7 +257,9 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * declared classes), 8 for 0.9.0 (no training passes), 9 for 0.10.0 (no
  * deferred removal), 10 for 0.11.0 and 0.12.0 (no gradient-only pass), 11
  * from 0.13.0 to 0.17.0 (no mechanism), 12 for 0.18.0 (no cohorts), 13
- * for 0.19.0 (no fisher mechanism, no laplace noise), 14 from 0.20.0.
+ * for 0.19.0 (no fisher mechanism, no laplace noise), 14 for 0.20.0 (no
+ * one-lookup category groups), 15 for 0.21.0 (no taken categories), 16
+ * from 0.22.0.
  * Between installing this library and ALTER
  * EXTENSION unlearn UPDATE, the models of an older catalog are read and
  * written without what it lacks, so that their tables' DML goes on; with
@@ -292,6 +296,8 @@ catalog_level(void)
 	{
 		Oid			category_args[2] = {ANYELEMENTOID, ANYARRAYOID};
 
+		if (get_attnum(models, "taken_categories") != InvalidAttrNumber)
+			return 16;
 		if (OidIsValid(LookupFuncName(list_make2(makeString("unlearn"), makeString("_category_values")),
 									  2, category_args, true)))
 			return 15;
@@ -367,6 +373,16 @@ bool
 catalog_has_category_values(void)
 {
 	return catalog_level() >= 15;
+}
+
+/*
+ * whether the catalog has unlearn.models.taken_categories (0.22.0 on):
+ * category(column) takes its categories from the rows
+ */
+bool
+catalog_has_taken_categories(void)
+{
+	return catalog_level() >= 16;
 }
 
 /* the first column of the last query's rows, as strings in cxt */
@@ -719,13 +735,13 @@ map_from_result(UnlearnModel *m, Datum preprocess, Datum centre, bool centre_nul
 static void
 model_from_row(UnlearnModel *m, HeapTuple row, TupleDesc desc)
 {
-	bool		isnull[50];
-	Datum		d[50];
+	bool		isnull[51];
+	Datum		d[51];
 	int			i;
 	int			n;
 	ArrayType  *types;
 
-	for (i = 1; i <= 50; i++)
+	for (i = 1; i <= 51; i++)
 	{
 		if (i > desc->natts)
 		{
@@ -744,7 +760,8 @@ model_from_row(UnlearnModel *m, HeapTuple row, TupleDesc desc)
 				i == 47 ? CStringGetTextDatum(noise_names[0]) :
 				i == 49 ? Float8GetDatum(0.0) :
 				(i >= 42 && i <= 44) ? Int64GetDatum(0) : (Datum) 0;
-			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i == 48 || i == 50 || i < 30;
+			isnull[i - 1] = i == 31 || i == 32 || i == 35 || i == 46 || i == 48 || i == 50 || i == 51 ||
+				i < 30;
 			continue;
 		}
 		d[i - 1] = heap_getattr(row, i, desc, &isnull[i - 1]);
@@ -882,6 +899,15 @@ model_from_row(UnlearnModel *m, HeapTuple row, TupleDesc desc)
 		corrupt_model(m, "the noise or nats are out of range");
 	m->def.cohort = isnull[45] ? NULL : TextDatumGetCString(d[45]);
 	m->def.filter = isnull[49] ? NULL : TextDatumGetCString(d[49]);
+	m->def.taken_columns = NULL;
+	m->def.ntaken = 0;
+	if (!isnull[50])
+	{
+		m->def.taken_columns = strings_from_array(d[50], &m->def.ntaken, m);
+		if (m->def.ntaken > m->def.nfeatures || m->def.feature_array ||
+			m->def.preprocess != PREPROCESS_STANDARDIZE || m->def.mechanism == MECHANISM_NOISY_GD)
+			corrupt_model(m, "taken_categories does not match the model");
+	}
 	if (m->def.cohort != NULL &&
 		(m->def.mechanism == MECHANISM_NOISY_GD ||
 		 (m->def.loss == LOSS_LOGISTIC && m->def.bound != BOUND_TAYLOR)))
@@ -941,7 +967,7 @@ load_model_row(const char *name, bool with_state, bool for_update, bool missing_
 	int			level = catalog_level();
 
 	args[0] = CStringGetTextDatum(name);
-	ret = execute_kept(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
+	ret = execute_kept(psprintf("SELECT " MODEL_COLUMNS "%s%s%s%s%s%s%s%s%s%s FROM unlearn.models WHERE model = $1%s",
 										 level >= 3 ? MAP_COLUMNS : "",
 										 level >= 4 ? NULLS_COLUMNS : "",
 										 level >= 6 ? EXPRESSIONS_COLUMN : "",
@@ -951,6 +977,7 @@ load_model_row(const char *name, bool with_state, bool for_update, bool missing_
 										 level >= 12 ? MECHANISM_COLUMNS : "",
 										 level >= 13 ? COHORT_COLUMN : "",
 										 level >= 14 ? NOISE_COLUMNS : "",
+										 level >= 16 ? TAKEN_COLUMN : "",
 										 for_update ? " FOR NO KEY UPDATE" : ""),
 					   1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -1275,6 +1302,42 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 	}
 }
 
+/*
+ * Write the features of a model that takes categories from its rows (a
+ * training may change them): features, expressions, column_types, dims
+ * and taken_categories.
+ */
+static void
+write_features(UnlearnModel *m)
+{
+	Oid			types[6] = {TEXTOID, TEXTARRAYOID, BOOLARRAYOID, OIDARRAYOID, INT4OID, TEXTARRAYOID};
+	Datum		v[6];
+	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
+	Datum	   *flags = palloc(sizeof(Datum) * m->def.nfeatures);
+	int			i;
+
+	if (catalog_level() < 16)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the installed catalog of unlearn predates categories taken from the rows"),
+				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
+	for (i = 0; i <= m->def.nfeatures; i++)
+		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
+	for (i = 0; i < m->def.nfeatures; i++)
+		flags[i] = BoolGetDatum(m->def.is_expression != NULL && m->def.is_expression[i]);
+	v[0] = CStringGetTextDatum(m->def.name);
+	v[1] = cstring_text_array(m->def.features, m->def.nfeatures);
+	v[2] = PointerGetDatum(construct_array(flags, m->def.nfeatures, BOOLOID, 1, true, TYPALIGN_CHAR));
+	v[3] = PointerGetDatum(construct_array(typedatums, m->def.nfeatures + 1, OIDOID,
+										   sizeof(Oid), true, TYPALIGN_INT));
+	v[4] = Int32GetDatum(m->def.dims);
+	v[5] = cstring_text_array(m->def.taken_columns, m->def.ntaken);
+	if (execute_kept("UPDATE unlearn.models SET features = $2, expressions = $3, "
+					 "column_types = $4::regtype[], dims = $5, taken_categories = $6 WHERE model = $1",
+					 6, types, v, NULL, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not write the features of model \"%s\"", m->def.name);
+}
+
 void
 catalog_insert_model(UnlearnModel *m)
 {
@@ -1418,6 +1481,8 @@ catalog_insert_model(UnlearnModel *m)
 								types, v, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
+	if (m->def.ntaken > 0)
+		write_features(m);
 	/* the state rows follow; Noisy-GD keeps none */
 	if (MODEL_KEEPS_STATE(m))
 		write_state(m, true);
@@ -1576,6 +1641,8 @@ catalog_update_model(UnlearnModel *m)
 					   24, types, v, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->def.name);
+	if (m->call.features_retaken)
+		write_features(m);
 	if (m->call.retrained_now && m->def.deferred)
 		catalog_clear_queue(m->def.name);
 	if (m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))

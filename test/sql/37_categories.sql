@@ -2,7 +2,7 @@
 -- Each declared category is a boolean feature (the column equals it), and
 -- one more, "other", is 1 for a null or an undeclared value, so no row is
 -- skipped for either.  The categories are declared, so they depend on no
--- row.
+-- row (categories taken from the rows: 40_taken_categories).
 --
 -- 1. A least-squares model on a text, an integer and a boolean category
 --    equals, bit for bit, one trained on the same expressions written by
@@ -70,7 +70,6 @@ SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(plan, ''{1,01}'')'],
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(plan, ''{1,one}'')'], loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{}'')'], loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''north'')'], loss => 'squared');
-SELECT unlearn_train('cat_bad', 'cat', 'y', '{category(region)}', loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(visits, ''{1,2}'')'], loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{north,NULL}'')'], loss => 'squared');
 SELECT unlearn_train('cat_bad', 'cat', 'y', ARRAY['category(region, ''{north,north}'')'], loss => 'squared');

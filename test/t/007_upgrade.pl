@@ -2,12 +2,12 @@
 # shipped) with trained models: after the update the models keep their
 # weights, forget deleted rows (rebuilding their matrices, which 0.1.0 kept
 # in unlogged blocks), stay certified, and the catalog equals a fresh
-# install's (0.21.0, through 0.2.0 to 0.20.0).  The models are trained by
+# install's (0.22.0, through 0.2.0 to 0.21.0).  The models are trained by
 # the installed library on the 0.1.0 catalog, as between a package upgrade
 # and the ALTER EXTENSION (there, without the training passes' functions,
 # with the rows in memory).  Then the same from 0.3.0, 0.4.0, 0.5.0, 0.6.0,
 # 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.15.0,
-# 0.16.0, 0.17.0, 0.18.0, 0.19.0 and 0.20.0.
+# 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0 and 0.21.0.
 use strict;
 use warnings;
 
@@ -36,7 +36,7 @@ my $before = $node->safe_psql('postgres',
 
 $node->safe_psql('postgres', 'ALTER EXTENSION unlearn UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'unlearn'"),
-	'0.21.0', 'updated to 0.21.0 (through 0.2.0 to 0.20.0)');
+	'0.22.0', 'updated to 0.22.0 (through 0.2.0 to 0.21.0)');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(model || md5(coef::text) || rows, ',' ORDER BY model) FROM unlearn.models"),
 	$before, 'the models kept their weights');
@@ -589,6 +589,37 @@ is($node->safe_psql('from0200', $comments), $node->safe_psql('fresh', $comments)
 	'the comments updated from 0.20.0 equal a fresh install');
 is($node->safe_psql('from0200', $shape), $node->safe_psql('fresh', $shape),
 	'the catalog updated from 0.20.0 equals a fresh install');
+
+# 0.21.0 to 0.22.0: category(column) takes its categories from the rows
+# (unlearn.models.taken_categories); refused before the update, with a
+# hint, while models with declared categories go on
+$node->safe_psql('postgres', 'CREATE DATABASE from0210');
+$node->safe_psql('from0210', "CREATE EXTENSION unlearn VERSION '0.21.0'");
+$node->safe_psql('from0210', q{
+CREATE TABLE t (id int PRIMARY KEY, region text, y float8);
+INSERT INTO t SELECT i, (ARRAY['north', 'south', 'east', NULL])[i % 4 + 1], (i % 4) * 1.5 + sin(i)
+FROM generate_series(1, 300) i;
+SELECT 1 FROM unlearn_train('cat', 't', 'y', ARRAY['category(region, ''{east,north,south}'')'],
+							loss => 'squared', sigma => 0);
+});
+($rc, $out, $err) = $node->psql('from0210',
+	"SELECT 1 FROM unlearn_train('taken', 't', 'y', '{category(region)}', loss => 'squared', sigma => 0)");
+like($err, qr/categories taken from the rows need version 0\.22\.0 of the unlearn catalog/,
+	'before the update, categories taken from the rows are refused');
+$node->safe_psql('from0210', 'ALTER EXTENSION unlearn UPDATE');
+$node->safe_psql('from0210', q{
+SELECT 1 FROM unlearn_train('taken', 't', 'y', '{category(region)}', loss => 'squared', sigma => 0);
+DELETE FROM t WHERE region = 'east';
+});
+is($node->safe_psql('from0210', q{
+	SELECT dims || ':' || retrains FROM unlearn.models WHERE model = 'taken'}),
+	'3:1', 'after the update, a taken category that loses its rows retrains the model without it');
+is($node->safe_psql('from0210', $train_signature), $node->safe_psql('fresh', $train_signature),
+	'after the update unlearn_train has the signature of a fresh install');
+is($node->safe_psql('from0210', $comments), $node->safe_psql('fresh', $comments),
+	'the comments updated from 0.21.0 equal a fresh install');
+is($node->safe_psql('from0210', $shape), $node->safe_psql('fresh', $shape),
+	'the catalog updated from 0.21.0 equals a fresh install');
 
 $node->stop;
 done_testing();

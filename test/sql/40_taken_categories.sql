@@ -1,0 +1,168 @@
+-- category(column): the categories are taken from the model's rows, the
+-- distinct non-null values of the column, in the type's order (text
+-- bytewise).  They are public, like classes taken from the rows, so they
+-- are always exactly the values the model's rows have: a change after
+-- which a category has no row left, or a row has a value that is no
+-- category, retrains the model, which takes them afresh.
+--
+-- 1. A taken model equals, bit for bit, one declared with the same
+--    categories; unlearn.models shows the features and taken_categories.
+-- 2. A null goes to "other" without a retrain; a new value (INSERT, an
+--    UPDATE from a null, whose features stay as they were) retrains with it; the last row of a category leaving (DELETE,
+--    UPDATE) retrains without it.  Each step is certified, a refit, and
+--    has rows = count(*).
+-- 3. ROLLBACK restores the features, the weights and the state bit for bit.
+-- 4. An integer column in numeric order, a boolean column, a classifier.
+-- 5. A filter: only the filtered rows' values are categories.
+-- 6. Deferred and async models: the apply retrains with the new category.
+-- 7. A partition dropped with a category's last rows retrains without it.
+-- 8. Refusals: a map other than "standardize", Noisy-GD, a column taken
+--    twice, more than 1,000 values; a role that may not read the column
+--    learns nothing of its values.
+SET client_min_messages = warning;
+CREATE TABLE tc (id int PRIMARY KEY, region text, plan int, paying boolean, visits float8, y float8);
+INSERT INTO tc SELECT i, (ARRAY['north', 'south', 'east', NULL])[i % 4 + 1], (ARRAY[2, 10, 1])[i % 3 + 1],
+	   i % 5 = 0, (i * 7) % 23, (i % 4) * 1.5 + (i % 3) * 0.7 + ((i * 7) % 23) * 0.1 + sin(i)
+FROM generate_series(1, 400) i;
+CREATE FUNCTION tc_check(model text) RETURNS TABLE (rows_match boolean, certified boolean, refit boolean)
+LANGUAGE sql AS $$
+	SELECT m.rows = (SELECT count(*) FROM tc), v.certified, v.retrain_distance < 1e-9
+	FROM unlearn.models m, unlearn_verify(model) v WHERE m.model = tc_check.model
+$$;
+
+-- 1.
+SELECT model, rows FROM unlearn_train('tc_taken', 'tc', 'y', ARRAY['visits', 'category(region)', 'category(plan)'],
+									  loss => 'squared', sigma => 0);
+SELECT dims, taken_categories, features[2:5] AS region, features[6:9] AS plan
+FROM unlearn.models WHERE model = 'tc_taken';
+SELECT model, rows FROM unlearn_train('tc_declared', 'tc', 'y',
+	ARRAY['visits', 'category(region, ''{east,north,south}'')', 'category(plan, ''{1,2,10}'')'],
+	loss => 'squared', sigma => 0);
+SELECT a.features = b.features AS same_features, bool_and(x = z) AS same_bits
+FROM unlearn.models a, unlearn.models b, unnest(a.coef, b.coef) AS t (x, z)
+WHERE a.model = 'tc_taken' AND b.model = 'tc_declared' GROUP BY 1;
+SELECT unlearn_drop('tc_declared');
+
+-- 2.
+SET client_min_messages = notice;
+INSERT INTO tc VALUES (1001, NULL, 1, false, 3, 2.5);
+SELECT retrains, dims FROM unlearn.models WHERE model = 'tc_taken';
+INSERT INTO tc VALUES (1002, 'west', 1, false, 3, 2.5);
+SELECT retrains, dims, features[5] AS west FROM unlearn.models WHERE model = 'tc_taken';
+SELECT * FROM tc_check('tc_taken');
+UPDATE tc SET region = 'moon' WHERE id = 1001;
+SELECT retrains, dims, features[3] AS moon FROM unlearn.models WHERE model = 'tc_taken';
+DELETE FROM tc WHERE id = 1002;
+SELECT retrains, dims, features[6] AS west_gone FROM unlearn.models WHERE model = 'tc_taken';
+UPDATE tc SET region = NULL WHERE id = 1001;
+SELECT retrains, dims, taken_categories FROM unlearn.models WHERE model = 'tc_taken';
+SELECT * FROM tc_check('tc_taken');
+-- a row moving between categories that stay, and a null leaving: no retrain
+UPDATE tc SET region = 'south' WHERE id IN (1, 4);
+DELETE FROM tc WHERE id = 1001;
+SELECT retrains, dims FROM unlearn.models WHERE model = 'tc_taken';
+SELECT * FROM tc_check('tc_taken');
+
+-- 3.
+SET client_min_messages = warning;
+CREATE TABLE tc_before AS SELECT features, coef, dims, s.noise, s.anchor, s.column_sums
+FROM unlearn.models JOIN unlearn.model_state s USING (model) WHERE model = 'tc_taken';
+BEGIN;
+DELETE FROM tc WHERE region = 'east';
+SELECT retrains, dims, features[2:4] AS without_east FROM unlearn.models WHERE model = 'tc_taken';
+ROLLBACK;
+SELECT b.features = m.features AND b.coef = m.coef AND b.dims = m.dims AND b.noise = s.noise
+	   AND b.anchor = s.anchor AND b.column_sums = s.column_sums AS restored
+FROM tc_before b, unlearn.models m JOIN unlearn.model_state s USING (model) WHERE m.model = 'tc_taken';
+DROP TABLE tc_before;
+SELECT unlearn_drop('tc_taken');
+
+-- 4.
+SELECT model, rows, classes FROM unlearn_train('tc_paying', 'tc', 'paying',
+	ARRAY['visits', 'category(plan)', 'category(region)'], sigma => 5);
+SELECT dims, features[2:4] AS plan_in_numeric_order FROM unlearn.models WHERE model = 'tc_paying';
+SELECT model, rows FROM unlearn_train('tc_bool', 'tc', 'y', ARRAY['visits', 'category(paying)'],
+									  loss => 'squared', sigma => 0);
+SELECT dims, features[2:4] AS paying FROM unlearn.models WHERE model = 'tc_bool';
+DELETE FROM tc WHERE plan = 10;
+INSERT INTO tc VALUES (1003, 'north', 7, true, 3, 2.5), (1004, 'south', 7, false, 5, 1.5);
+SELECT model, retrains, dims, features[2:4] AS plan FROM unlearn.models WHERE model = 'tc_paying';
+SELECT model, retrains FROM unlearn.models WHERE model = 'tc_bool';
+SELECT rows_match, certified FROM tc_check('tc_paying');
+SELECT unlearn_drop('tc_paying'), unlearn_drop('tc_bool');
+
+-- 5.
+SELECT model, rows FROM unlearn_train('tc_north', 'tc', 'y', ARRAY['visits', 'category(plan)'],
+									  loss => 'squared', sigma => 0, filter => 'region = ''north''');
+UPDATE tc SET plan = 99 WHERE id = 3;		-- outside the filter: no category
+SELECT retrains, features[2:4] AS plan FROM unlearn.models WHERE model = 'tc_north';
+UPDATE tc SET region = 'north' WHERE id = 3;	-- moves in with it
+SELECT retrains, features[2:5] AS plan FROM unlearn.models WHERE model = 'tc_north';
+SELECT m.rows = (SELECT count(*) FROM tc WHERE region = 'north') AS rows_match, v.certified,
+	   v.retrain_distance < 1e-9 AS refit
+FROM unlearn.models m, unlearn_verify('tc_north') v WHERE m.model = 'tc_north';
+SELECT unlearn_drop('tc_north');
+
+-- 6.
+SELECT model FROM unlearn_train('tc_deferred', 'tc', 'y', ARRAY['visits', 'category(region)'],
+								loss => 'squared', sigma => 0, options => '{"removal": "deferred"}');
+SELECT model FROM unlearn_train('tc_async', 'tc', 'y', ARRAY['visits', 'category(region)'],
+								loss => 'squared', sigma => 0, options => '{"removal": "async"}');
+INSERT INTO tc VALUES (1005, 'west', 1, false, 3, 2.5);
+SELECT model, retrains, dims FROM unlearn.models WHERE model LIKE 'tc\_%' ORDER BY 1;
+SELECT (unlearn_apply_pending('tc_deferred')).rows, (unlearn_apply_pending('tc_async')).rows;
+SELECT model, retrains, dims, features[5] AS west FROM unlearn.models WHERE model LIKE 'tc\_%' ORDER BY 1;
+SELECT * FROM tc_check('tc_deferred');
+SELECT * FROM tc_check('tc_async');
+DELETE FROM tc WHERE id = 1005;
+SELECT (unlearn_apply_pending('tc_deferred')).rows, (unlearn_apply_pending('tc_async')).rows;
+SELECT model, retrains, dims FROM unlearn.models WHERE model LIKE 'tc\_%' ORDER BY 1;
+SELECT unlearn_drop('tc_deferred'), unlearn_drop('tc_async');
+
+-- 7.
+CREATE TABLE tp (id int, region text, x float8, y float8) PARTITION BY LIST (region);
+CREATE TABLE tp_north PARTITION OF tp FOR VALUES IN ('north');
+CREATE TABLE tp_south PARTITION OF tp FOR VALUES IN ('south');
+CREATE TABLE tp_east PARTITION OF tp FOR VALUES IN ('east');
+INSERT INTO tp SELECT i, (ARRAY['north', 'south', 'east'])[i % 3 + 1], i % 17, (i % 3) + (i % 17) * 0.2 + sin(i)
+FROM generate_series(1, 300) i;
+SELECT model, rows FROM unlearn_train('tp_taken', 'tp', 'y', ARRAY['x', 'category(region)'],
+									  loss => 'squared', sigma => 0);
+DROP TABLE tp_east;
+SELECT retrains, rows, features[2:4] AS without_east FROM unlearn.models WHERE model = 'tp_taken';
+SELECT certified, retrain_distance < 1e-9 AS refit FROM unlearn_verify('tp_taken');
+SELECT unlearn_drop('tp_taken');
+DROP TABLE tp;
+
+-- 8.
+SELECT unlearn_train('tc_bad', 'tc', 'y', '{category(region)}', loss => 'squared',
+					 options => '{"preprocess": "none"}');
+SELECT unlearn_train('tc_bad', 'tc', 'paying', '{category(region)}', mechanism => 'noisy_gd');
+SELECT unlearn_train('tc_bad', 'tc', 'y', '{category(region),category(region)}', loss => 'squared');
+SELECT unlearn_train('tc_bad', 'tc', 'y', ARRAY['category(region, region, region)'], loss => 'squared');
+SELECT unlearn_train('tc_bad', 'tc', 'y', '{category(visits)}', loss => 'squared');
+CREATE TABLE tc_many (id int PRIMARY KEY, v int, y float8);
+INSERT INTO tc_many SELECT i, i % 1001, sin(i) FROM generate_series(1, 2100) i;
+SELECT unlearn_train('tc_bad', 'tc_many', 'y', '{category(v)}', loss => 'squared');
+-- 1,000 values train; a 1,001st suspends the model, the INSERT goes through
+DELETE FROM tc_many WHERE v = 1000;
+SELECT model FROM unlearn_train('tc_many', 'tc_many', 'y', '{category(v)}', loss => 'squared');
+SELECT state, dims FROM unlearn.models WHERE model = 'tc_many';
+INSERT INTO tc_many VALUES (5001, 1000, 0.5);
+SET client_min_messages = warning;
+SELECT state, dims FROM unlearn.models WHERE model = 'tc_many';
+SELECT unlearn_drop('tc_many');
+DROP TABLE tc_many;
+CREATE ROLE tc_reader;
+GRANT USAGE ON SCHEMA public TO tc_reader;
+GRANT SELECT (id, visits, y), TRIGGER ON tc TO tc_reader;
+SET ROLE tc_reader;
+SELECT unlearn_train('tc_spy', 'tc', 'y', '{visits,category(region)}', loss => 'squared');
+RESET ROLE;
+SELECT count(*) AS spy_models FROM unlearn.models WHERE model = 'tc_spy';
+
+RESET client_min_messages;
+DROP FUNCTION tc_check(text);
+DROP TABLE tc;
+REVOKE ALL ON SCHEMA public FROM tc_reader;
+DROP ROLE tc_reader;
