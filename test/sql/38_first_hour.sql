@@ -4,7 +4,9 @@
 -- first and a spend model on the second, both with the defaults; then the
 -- erasure of one customer across both (a DELETE cascading to the
 -- purchases), and more writes with NULLs.  Every statement succeeds, and
--- each model ends certified.
+-- each model ends certified.  A third model takes its regions from the
+-- rows (category(region)): a new region enters it, and the erasure of the
+-- region's only customer takes the region out of its features.
 SET client_min_messages = warning;
 CREATE TABLE fh_customers (id int PRIMARY KEY, region text, visits int, signup date, churned boolean);
 CREATE TABLE fh_purchases (id int PRIMARY KEY, customer int REFERENCES fh_customers ON DELETE CASCADE,
@@ -25,6 +27,8 @@ SELECT model, rows, classes, state FROM unlearn_train('fh_churn', 'fh_customers'
 	ARRAY['visits', 'signup', 'category(region, ''{north,south,east}'')'], sigma => 10);
 SELECT model, rows, state FROM unlearn_train('fh_spend', 'fh_purchases', 'amount', '{at,promo}',
 	loss => 'squared', sigma => 0);
+SELECT model, rows, classes, state FROM unlearn_train('fh_churn_regions', 'fh_customers', 'churned',
+	ARRAY['visits', 'signup', 'category(region)'], sigma => 10);
 SELECT model, rows, skipped FROM unlearn.status WHERE model LIKE 'fh\_%' ORDER BY model;
 
 -- writes with NULLs and a new region go through
@@ -43,7 +47,14 @@ SELECT model, rows = (SELECT count(*) FROM fh_purchases WHERE amount IS NOT NULL
 FROM unlearn.status WHERE model = 'fh_spend';
 SELECT operation, rows_removed FROM unlearn.ledger WHERE model LIKE 'fh\_%' AND operation = 'delete' ORDER BY model, id;
 SELECT model, certified FROM unlearn.models, LATERAL unlearn_verify(model) WHERE model LIKE 'fh\_%' ORDER BY model;
+SELECT array_to_string(features, ' ') LIKE '%atlantis%' AS knows_atlantis
+FROM unlearn.models WHERE model = 'fh_churn_regions';
+DELETE FROM fh_customers WHERE id = 1001;
+SELECT array_to_string(features, ' ') LIKE '%atlantis%' AS knows_atlantis,
+	   rows = (SELECT count(*) FROM fh_customers) AS every_customer
+FROM unlearn.models WHERE model = 'fh_churn_regions';
+SELECT certified FROM unlearn_verify('fh_churn_regions');
 
 RESET client_min_messages;
-SELECT unlearn_drop('fh_churn'), unlearn_drop('fh_spend');
+SELECT unlearn_drop('fh_churn'), unlearn_drop('fh_spend'), unlearn_drop('fh_churn_regions');
 DROP TABLE fh_purchases, fh_customers;
