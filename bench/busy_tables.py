@@ -34,7 +34,10 @@ of 1 s).
    the plain, async and immediate tables, interleaved; medians.  Then, as
    the issue measured, an immediate model at d = 50 (100,000 synthetic
    rows): rolled-back single-row DELETEs against the same on a plain copy,
-   interleaved; medians.
+   interleaved; medians.  Beside them, two floors on copies without a
+   model: a no-op statement trigger with a transition table, and one that
+   also updates one row and inserts one (what any design that records
+   each statement's change in its transaction pays).
 
 Checks (exit 1): after each async run the queue empties and the model is
 certified with rows = count(*).  The issue's bars (throughput >= 50% of
@@ -43,7 +46,7 @@ immediate d = 50 rolled back <= 2x) are reported, not checked: they are
 timings.
 
 Usage: bench/run busy_tables.py [--clients 8] [--copies 4]
-           [--transactions 2000] [--latency 200]
+           [--transactions 2000] [--latency 200] [--only d50]
 """
 
 import argparse
@@ -143,6 +146,34 @@ def settle(conn):
     return seconds, bool(ok)
 
 
+def make_floors(conn):
+    """Copies of busy50_plain with what any design that records each
+    statement's change in the same transaction pays, without the model:
+    an AFTER DELETE statement trigger with a transition table that does
+    nothing (PL/pgSQL), and one that reads the transition table, updates
+    one bookkeeping row and appends one log row (as the model's row and
+    its ledger line).  Returns [(table, label)]."""
+    C.execute(conn, "DROP TABLE IF EXISTS busy50_trigger, busy50_record, busy50_book, busy50_log")
+    C.execute(conn, "CREATE TABLE busy50_book (id int PRIMARY KEY, n bigint)")
+    C.execute(conn, "INSERT INTO busy50_book VALUES (1, 0)")
+    C.execute(conn, "CREATE TABLE busy50_log (id bigserial PRIMARY KEY, at timestamptz, n bigint)")
+    C.execute(conn, "CREATE OR REPLACE FUNCTION busy50_noop() RETURNS trigger LANGUAGE plpgsql "
+              "AS $$ BEGIN RETURN NULL; END $$")
+    C.execute(conn, "CREATE OR REPLACE FUNCTION busy50_record() RETURNS trigger LANGUAGE plpgsql AS $$ "
+              "DECLARE k bigint; BEGIN SELECT count(*) INTO k FROM gone; "
+              "UPDATE busy50_book SET n = n + k WHERE id = 1; "
+              "INSERT INTO busy50_log (at, n) VALUES (clock_timestamp(), k); RETURN NULL; END $$")
+    floors = [("busy50_trigger", "no-op statement trigger", "busy50_noop"),
+              ("busy50_record", "trigger + 1 UPDATE + 1 INSERT", "busy50_record")]
+    for table, _, function in floors:
+        C.execute(conn, "CREATE TABLE %s AS SELECT * FROM busy50_plain" % table)
+        C.execute(conn, "ALTER TABLE %s ADD PRIMARY KEY (id)" % table)
+        C.execute(conn, "CREATE TRIGGER floor AFTER DELETE ON %s REFERENCING OLD TABLE AS gone "
+                  "FOR EACH STATEMENT EXECUTE FUNCTION %s()" % (table, function))
+        C.execute(conn, "VACUUM ANALYZE %s" % table)
+    return [(table, label) for table, label, _ in floors]
+
+
 def latency(conn, tables, n, rollback):
     """Median ms of n single-row DELETEs on each table, interleaved."""
     times = {t: [] for t in tables}
@@ -165,6 +196,8 @@ def main():
     ap.add_argument("--transactions", type=int, default=2000,
                     help="per client, for the delete script (mixed: a third)")
     ap.add_argument("--latency", type=int, default=200)
+    ap.add_argument("--only", choices=["all", "d50"], default="all",
+                    help="d50: only the rolled-back DELETEs at d = 50 and their floors")
     args = ap.parse_args()
     PGBENCH = shutil.which("pgbench") or "/usr/lib/postgresql/15/bin/pgbench"
     conn = C.connect()
@@ -176,67 +209,68 @@ def main():
           "| unlearn.apply_batch =", C.one(conn, "SHOW unlearn.apply_batch"))
     n = C.one(conn, "SELECT count(*) FROM %s" % SOURCE) * args.copies
     failed = False
-    runs = [("delete", args.clients, args.transactions), ("mixed", args.clients, args.transactions // 3),
-            ("delete", 1, args.transactions)]
-    rows = []
-    lag_rows = []
-    for script, clients, transactions in runs:
-        slice_ = n // clients
-        _, per_tx = SCRIPTS[script]
-        if transactions > slice_ - 1 or n - clients * transactions < 1000:
-            sys.exit("busy_tables.py: --transactions too large for %d rows" % n)
-        result = {"plain": [], "immediate": [], "async": []}
-        # interleaved, plain and async twice (the machine's throughput
-        # drifts between runs); the immediate model once (it is slow)
-        for rep, arm in enumerate(("plain", "async", "immediate", "plain", "async")):
-            fresh_table(conn, TABLE, arm, args.copies)
-            sampler = LagSampler() if arm == "async" else None
-            if sampler:
-                sampler.start()
-            result[arm].append(pgbench(script, clients, transactions, slice_))
-            if sampler:
-                seconds, ok = settle(conn)
-                sampler.stop.set()
-                sampler.join()
-                failed |= not ok
-                applies = C.one(conn, "SELECT count(*) FROM unlearn.ledger WHERE model = %s "
-                                "AND operation = 'apply'", (MODEL,))
-                lag_rows.append(["%s, %d client%s, run %d" % (script, clients, "s" if clients > 1 else "",
-                                                            len(result["async"])),
-                                 len(sampler.samples), "%.2f" % percentile(sampler.samples, 0.5),
-                                 "%.2f" % percentile(sampler.samples, 0.99),
-                                 "%.2f" % max(sampler.samples or [0]), applies,
-                                 "%.2f" % seconds, "yes" if ok else "NO"])
-        plain = C.median(result["plain"])
-        asyn = C.median(result["async"])
-        rows.append(["%s, %d client%s" % (script, clients, "s" if clients > 1 else ""),
-                     " ".join("%.0f" % v for v in result["plain"]), "%.0f" % result["immediate"][0],
-                     " ".join("%.0f" % v for v in result["async"]),
-                     "%.2f" % (result["immediate"][0] / plain), "%.2f" % (asyn / plain)])
-    print("\n1. throughput, statements per second (each statement its own transaction); ratios to "
-          "the mean of the plain runs, async the mean of its runs")
-    C.table(["script", "plain (2 runs)", "immediate", "async (2 runs)", "immediate/plain", "async/plain"], rows)
-    print("issue's bar: async/plain >= 0.50 with %d clients (delete)" % args.clients)
-    print("\n2. lag of the async model: age of its oldest queued change, sampled every 50 ms (s)")
-    C.table(["run", "samples", "p50", "p99", "max", "applies", "settle s", "rows = count, certified"],
-            lag_rows)
-    print("issue's bars: p99 <= 2 s during the load; settle (queue empty after the load) <= 2 s")
+    if args.only == "all":
+        runs = [("delete", args.clients, args.transactions), ("mixed", args.clients, args.transactions // 3),
+                ("delete", 1, args.transactions)]
+        rows = []
+        lag_rows = []
+        for script, clients, transactions in runs:
+            slice_ = n // clients
+            _, per_tx = SCRIPTS[script]
+            if transactions > slice_ - 1 or n - clients * transactions < 1000:
+                sys.exit("busy_tables.py: --transactions too large for %d rows" % n)
+            result = {"plain": [], "immediate": [], "async": []}
+            # interleaved, plain and async twice (the machine's throughput
+            # drifts between runs); the immediate model once (it is slow)
+            for rep, arm in enumerate(("plain", "async", "immediate", "plain", "async")):
+                fresh_table(conn, TABLE, arm, args.copies)
+                sampler = LagSampler() if arm == "async" else None
+                if sampler:
+                    sampler.start()
+                result[arm].append(pgbench(script, clients, transactions, slice_))
+                if sampler:
+                    seconds, ok = settle(conn)
+                    sampler.stop.set()
+                    sampler.join()
+                    failed |= not ok
+                    applies = C.one(conn, "SELECT count(*) FROM unlearn.ledger WHERE model = %s "
+                                    "AND operation = 'apply'", (MODEL,))
+                    lag_rows.append(["%s, %d client%s, run %d" % (script, clients, "s" if clients > 1 else "",
+                                                                len(result["async"])),
+                                     len(sampler.samples), "%.2f" % percentile(sampler.samples, 0.5),
+                                     "%.2f" % percentile(sampler.samples, 0.99),
+                                     "%.2f" % max(sampler.samples or [0]), applies,
+                                     "%.2f" % seconds, "yes" if ok else "NO"])
+            plain = C.median(result["plain"])
+            asyn = C.median(result["async"])
+            rows.append(["%s, %d client%s" % (script, clients, "s" if clients > 1 else ""),
+                         " ".join("%.0f" % v for v in result["plain"]), "%.0f" % result["immediate"][0],
+                         " ".join("%.0f" % v for v in result["async"]),
+                         "%.2f" % (result["immediate"][0] / plain), "%.2f" % (asyn / plain)])
+        print("\n1. throughput, statements per second (each statement its own transaction); ratios to "
+              "the mean of the plain runs, async the mean of its runs")
+        C.table(["script", "plain (2 runs)", "immediate", "async (2 runs)", "immediate/plain", "async/plain"], rows)
+        print("issue's bar: async/plain >= 0.50 with %d clients (delete)" % args.clients)
+        print("\n2. lag of the async model: age of its oldest queued change, sampled every 50 ms (s)")
+        C.table(["run", "samples", "p50", "p99", "max", "applies", "settle s", "rows = count, certified"],
+                lag_rows)
+        print("issue's bars: p99 <= 2 s during the load; settle (queue empty after the load) <= 2 s")
 
-    # 3. latency, one client, committed and interleaved
-    tables = []
-    for arm in ("plain", "async", "immediate"):
-        t = "%s_%s" % (TABLE, arm)
-        fresh_table(conn, t, arm, 1, model="%s_%s" % (MODEL, arm))
-        tables.append(t)
-    med = latency(conn, tables, args.latency, rollback=False)
-    print("\n3. latency of a committed single-row DELETE, one client, median of %d (ms)" % args.latency)
-    C.table(["table", "median ms", "/ plain"],
-            [[t, "%.3f" % med[t], "%.2f" % (med[t] / med[tables[0]])] for t in tables])
-    print("issue's bar: async <= 2x plain")
-    for t in tables:
-        C.execute(conn, "SELECT unlearn_drop(model) FROM unlearn.models WHERE source::text = %s", (t,))
-        C.execute(conn, "DROP TABLE %s" % t)
-        C.execute(conn, "DROP SEQUENCE IF EXISTS %s_extra" % t)
+        # 3. latency, one client, committed and interleaved
+        tables = []
+        for arm in ("plain", "async", "immediate"):
+            t = "%s_%s" % (TABLE, arm)
+            fresh_table(conn, t, arm, 1, model="%s_%s" % (MODEL, arm))
+            tables.append(t)
+        med = latency(conn, tables, args.latency, rollback=False)
+        print("\n3. latency of a committed single-row DELETE, one client, median of %d (ms)" % args.latency)
+        C.table(["table", "median ms", "/ plain"],
+                [[t, "%.3f" % med[t], "%.2f" % (med[t] / med[tables[0]])] for t in tables])
+        print("issue's bar: async <= 2x plain")
+        for t in tables:
+            C.execute(conn, "SELECT unlearn_drop(model) FROM unlearn.models WHERE source::text = %s", (t,))
+            C.execute(conn, "DROP TABLE %s" % t)
+            C.execute(conn, "DROP SEQUENCE IF EXISTS %s_extra" % t)
 
     # the issue's d = 50 case: 100,000 rows, an immediate model, rolled back
     C.execute(conn, "DROP TABLE IF EXISTS busy50, busy50_plain")
@@ -249,16 +283,20 @@ def main():
     C.execute(conn, "ALTER TABLE busy50_plain ADD PRIMARY KEY (id)")
     C.execute(conn, "VACUUM ANALYZE busy50, busy50_plain")
     C.execute(conn, "SELECT count(*) FROM unlearn_train('busy50', 'busy50', 'y', '{x}', sigma => 1)")
-    med = latency(conn, ["busy50_plain", "busy50"], args.latency, rollback=True)
+    floors = make_floors(conn)
+    med = latency(conn, ["busy50_plain"] + [t for t, _ in floors] + ["busy50"], args.latency,
+                  rollback=True)
     print("\nimmediate model at d = 50, 100,000 rows: rolled-back single-row DELETE, median of %d (ms)"
           % args.latency)
     C.table(["table", "median ms", "/ plain"],
-            [["plain", "%.3f" % med["busy50_plain"], "1.00"],
-             ["immediate model", "%.3f" % med["busy50"],
+            [["plain", "%.3f" % med["busy50_plain"], "1.00"]] +
+            [[label, "%.3f" % med[t], "%.2f" % (med[t] / med["busy50_plain"])] for t, label in floors] +
+            [["immediate model", "%.3f" % med["busy50"],
               "%.2f" % (med["busy50"] / med["busy50_plain"])]])
     print("issue's bar: <= 2x plain (8.2x when the issue was filed)")
     C.execute(conn, "SELECT unlearn_drop('busy50')")
-    C.execute(conn, "DROP TABLE busy50, busy50_plain")
+    C.execute(conn, "DROP TABLE busy50, busy50_plain, busy50_trigger, busy50_record, busy50_book, busy50_log")
+    C.execute(conn, "DROP FUNCTION busy50_noop(), busy50_record()")
     C.execute(conn, "SELECT unlearn_drop(model) FROM unlearn.models WHERE source::text = %s", (TABLE,))
     C.execute(conn, "DROP TABLE IF EXISTS %s" % TABLE)
     C.execute(conn, "DROP SEQUENCE IF EXISTS %s_extra" % TABLE)

@@ -1,6 +1,30 @@
 -- unlearn 0.21.0 -> 0.22.0: a feature category(column) takes its
--- categories from the model's rows (unlearn.models.taken_categories).
+-- categories from the model's rows (unlearn.models.taken_categories), and
+-- unlearn.models drops its CHECK constraints (the library checks what it reads).
 \echo Use "ALTER EXTENSION unlearn UPDATE TO '0.22.0'" to load this file. \quit
 
 ALTER TABLE unlearn.models ADD COLUMN taken_categories text[];
 COMMENT ON COLUMN unlearn.models.taken_categories IS 'the columns of features category(column), whose categories are taken from the rows: public like classes; a change after which a category has no row, or a row has a value that is no category, retrains the model, which takes them afresh; NULL: none';
+
+-- the columns of unlearn.models are checked where the library reads them,
+-- not by CHECK constraints, which PostgreSQL parses and plans again at each
+-- write of a model row (each statement that changes a trained table)
+ALTER TABLE unlearn.models
+	DROP CONSTRAINT models_loss_check,
+	DROP CONSTRAINT models_dims_check,
+	DROP CONSTRAINT models_scale_check,
+	DROP CONSTRAINT models_bound_check,
+	DROP CONSTRAINT models_on_exhausted_check,
+	DROP CONSTRAINT models_state_check,
+	DROP CONSTRAINT models_steps_check,
+	DROP CONSTRAINT models_preprocess_check,
+	DROP CONSTRAINT models_nulls_check,
+	DROP CONSTRAINT models_intercept_scaling_check,
+	DROP CONSTRAINT models_spread_steps_check,
+	DROP CONSTRAINT models_removal_check,
+	DROP CONSTRAINT models_mechanism_check,
+	DROP CONSTRAINT models_given_parameters_check,
+	DROP CONSTRAINT models_noise_check,
+	DROP CONSTRAINT models_nats_check,
+	DROP CONSTRAINT models_nats_spent_check,
+	DROP CONSTRAINT models_apply_failures_check;

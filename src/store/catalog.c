@@ -876,6 +876,8 @@ model_from_row(UnlearnModel *m, HeapTuple row, TupleDesc desc)
 	m->released.gd_steps = DatumGetInt64(d[42]);
 	m->released.fewest_rows = DatumGetInt64(d[43]);
 	m->def.given_parameters = DatumGetInt32(d[44]);
+	if (m->def.given_parameters < 0 || m->def.given_parameters > 7)
+		corrupt_model(m, "given_parameters is out of range");
 	if (m->def.mechanism == MECHANISM_NOISY_GD &&
 		(m->def.loss != LOSS_LOGISTIC || m->released.nclasses != 1 ||
 		 !(isfinite(m->def.step_size) && m->def.step_size > 0 &&

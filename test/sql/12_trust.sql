@@ -140,6 +140,31 @@ SELECT unlearn_predict('tr_exact', ARRAY[1, 1]::float8[]) BETWEEN 0 AND 1 AS pre
 
 -- 12. corrupted stored values (by a superuser or a damaged page) give
 -- XX001 naming the model, never a crash or an out-of-bounds read
+-- the catalog has no CHECK constraints: what they refused is refused when read
+BEGIN;
+UPDATE unlearn.models SET state = 'bogus' WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+ROLLBACK;
+BEGIN;
+UPDATE unlearn.models SET dims = -3 WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+ROLLBACK;
+BEGIN;
+UPDATE unlearn.models SET scale = 0 WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+ROLLBACK;
+BEGIN;
+UPDATE unlearn.models SET spread_steps = 0 WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+ROLLBACK;
+BEGIN;
+UPDATE unlearn.models SET given_parameters = 9 WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+ROLLBACK;
+BEGIN;
+UPDATE unlearn.models SET nats_spent = -1 WHERE model = 'tr_victim_model';
+SELECT unlearn_coef('tr_victim_model');
+ROLLBACK;
 UPDATE unlearn.models SET classes = '{0}' WHERE model = 'tr_victim_model';
 SELECT unlearn_predict_class('tr_victim_model', ARRAY[1, 1]::float8[]);
 UPDATE unlearn.models SET classes = NULL WHERE model = 'tr_victim_model';
