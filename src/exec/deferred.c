@@ -264,12 +264,8 @@ defer_row_change(UnlearnModel *m, TriggerData *td, Oid caller)
 	if (old_failed || new_failed)
 		suspend_for_failed_expression(m, caller);
 
-	/*
-	 * an UPDATE that leaves the model's view of the row as it was, unless it
-	 * may bring a value that is no taken category
-	 */
+	/* an UPDATE that leaves the model's view of the row as it was */
 	if (old_raw != NULL && new_raw != NULL && old_in == new_in &&
-		!(new_in && taken_other_set(m, new_raw)) &&
 		(!old_in || (memcmp(old_raw, new_raw, sizeof(double) * m->def.dims) == 0 &&
 					 strcmp(old_label, new_label) == 0 &&
 					 (old_cohort == NULL) == (new_cohort == NULL) &&

@@ -63,6 +63,7 @@ extern bool category_group_of_column(UnlearnModel *m, const char *column, int *f
 /* taken_categories.c */
 extern void check_taken_categories(UnlearnModel *m);
 extern bool take_categories(UnlearnModel *m);
+extern void taken_categories_forget(UnlearnModel *m);
 extern bool taken_other_set(UnlearnModel *m, const double *x);
 extern const char *taken_categories_retrain_reason(UnlearnModel *m, int64 rows_after,
 												   const RowBatch *added, bool other_entered);

@@ -125,6 +125,24 @@ expand_category_features(UnlearnModel *m, Oid relid, Datum **elems, bool **nulls
 			any = true;
 		}
 	}
+	/* a taken column has no other one-hot group */
+	foreach(lc, taken)
+	{
+		char	   *prefix = psprintf("NOT COALESCE(%s = ANY (", quote_identifier(lfirst(lc)));
+		ListCell   *lc2;
+		int			groups = 0;
+
+		foreach(lc2, texts)
+			if (lfirst(lc2) != NULL && strncmp(lfirst(lc2), prefix, strlen(prefix)) == 0)
+				groups++;
+		if (groups > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("model \"%s\" both declares and takes the categories of column \"%s\"",
+							m->def.name, (char *) lfirst(lc)),
+					 errhint("Keep one: category(%s) or category(%s, '{...}').",
+							 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)))));
+	}
 	if (taken != NIL)
 	{
 		m->def.ntaken = list_length(taken);

@@ -415,6 +415,7 @@ rest_model(UnlearnModel *m, int64 rows, bool one_class)
 	m->released.status = MODEL_TOO_FEW_ROWS;
 	m->released.rows = rows;
 	m->state.class_rows = NULL;
+	taken_categories_forget(m);
 	memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 	if (!one_class && m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared &&
 		catalog_tracks_classes())
@@ -454,10 +455,6 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 		rest_model(m, rows, false);
 		return;
 	}
-	if (why != NULL)
-		ereport(MODEL_NOTICE(m),
-				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->def.name),
-				 errdetail("%s", why)));
 	if (m->def.ntaken > 0 && !take_categories(m))
 	{
 		ereport(MODEL_WARNING(m),
@@ -469,9 +466,21 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 				 errhint("Train it again with the categories declared: category(column, '{a,b,...}').")));
 		m->released.status = MODEL_SUSPENDED;
 		m->state.class_rows = NULL;
+		taken_categories_forget(m);
 		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 		return;
 	}
+	/* the categories taken afresh may make more weights than rows */
+	if (rows < m->def.p)
+	{
+		m->released.skipped = skipped;
+		rest_model(m, rows, false);
+		return;
+	}
+	if (why != NULL)
+		ereport(MODEL_NOTICE(m),
+				(errmsg("retraining model \"%s\" on the remaining rows with fresh noise", m->def.name),
+				 errdetail("%s", why)));
 	if (m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared && catalog_tracks_classes())
 		m->released.classes = NULL;
 	if (!retrain_model(m, verbose, true))
@@ -739,6 +748,7 @@ exhausted(UnlearnModel *m, double spent_before, bool measured)
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with options => '{\"on_exhausted\": \"retrain\"}'.",
 						 m->def.name)));
 		m->released.status = MODEL_SUSPENDED;
+		taken_categories_forget(m);
 		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 		return;
 	}
@@ -796,6 +806,9 @@ apply_row_changes(UnlearnModel *m, RowBatch *removed, RowBatch *added, const cha
 			else
 				classes_from_rows(m);
 		}
+		/* and it keeps no taken category */
+		if (m->released.status != MODEL_READY && !m->call.retrained_now && nrem > 0)
+			taken_categories_forget(m);
 		return 0.0;
 	}
 	if (m->released.rows + nadd - nrem < m->def.p)

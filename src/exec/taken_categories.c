@@ -18,6 +18,8 @@
  *   new value) makes one query over the model's rows look for a non-null
  *   value that is no category: O(n) for such a statement.
  * - The categories are read as the table's owner, like every row.
+ * - Immediate removal only: a queued row (deferred, async) is encoded with
+ *   the categories of its time, which a retrain may change.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +47,13 @@ check_taken_categories(UnlearnModel *m)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("categories taken from the rows need version 0.22.0 of the unlearn catalog"),
 				 errhint("Run ALTER EXTENSION unlearn UPDATE, or declare the categories.")));
+	if (m->def.deferred)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" cannot take categories from its rows with removal \"%s\"",
+						m->def.name, m->def.async_apply ? "async" : "deferred"),
+				 errdetail("Queued rows are encoded with the categories of their time, which a retrain of the model may change."),
+				 errhint("Declare the categories: category(column, '{a,b,...}').")));
 	if (m->def.preprocess != PREPROCESS_STANDARDIZE || !MODEL_KEEPS_STATE(m))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -53,14 +62,17 @@ check_taken_categories(UnlearnModel *m)
 				 errhint("Declare the categories: category(column, '{a,b,...}').")));
 }
 
-/* the SQL of the model's rows, as a subquery r the conditions can follow */
+/*
+ * The model's table, and in cond the condition of its rows: the filter
+ * first, in one CASE with the rest (append_model_row_condition), so that
+ * nothing else of the model's is evaluated for a row the filter leaves out.
+ */
 static char *
 model_rows_query(UnlearnModel *m, StringInfo cond)
 {
 	initStringInfo(cond);
-	append_model_row_condition(m, cond, 1, true);
-	return psprintf("(SELECT * FROM %s) AS r",
-					model_rows_of(m, relation_qualified_name(m->def.source)));
+	append_model_row_condition(m, cond, 1, false);
+	return relation_qualified_name(m->def.source);
 }
 
 /*
@@ -143,9 +155,20 @@ replace_features(UnlearnModel *m, int first, int old, List *texts)
 	m->def.nfeatures = n;
 	m->def.dims = n;
 	m->def.p = n + (m->def.intercept ? 1 : 0);
+	/* every buffer sized by p goes: a training or a rest makes them anew */
 	m->released.coef = palloc0(sizeof(double) * m->released.nclasses * m->def.p);
+	m->released.published = NULL;
+	m->state.weights = NULL;
+	m->state.noise = NULL;
+	m->state.anchor = NULL;
+	m->state.factor = NULL;
+	m->state.gram = NULL;
+	m->state.column_sums = NULL;
+	m->def.centre = NULL;
+	m->def.spread = NULL;
 	m->call.category_groups = NULL;
 	m->call.taken_groups = NULL;
+	m->call.features_retaken = true;
 }
 
 /*
@@ -188,9 +211,35 @@ take_categories(UnlearnModel *m)
 		if (same)
 			continue;
 		replace_features(m, first, n + 1, category_group_texts(column, type, now, k));
-		m->call.features_retaken = true;
 	}
 	return true;
+}
+
+/*
+ * A model that releases nothing (too few rows, suspended) keeps no taken
+ * category either: each group becomes "other" alone, without reading a
+ * table whose rows may be what stopped the model.  Its next training takes
+ * them afresh.
+ */
+void
+taken_categories_forget(UnlearnModel *m)
+{
+	int			t;
+
+	for (t = 0; t < m->def.ntaken; t++)
+	{
+		const char *column = m->def.taken_columns[t];
+		int			first,
+					n;
+		char	  **old;
+
+		if (category_group_of_column(m, column, &first, &old, &n) && n > 0)
+			replace_features(m, first, n + 1,
+							 category_group_texts(column,
+												  category_column_type(m->def.source, column, column,
+																	   m->def.name),
+												  NULL, 0));
+	}
 }
 
 /*

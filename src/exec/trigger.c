@@ -326,13 +326,10 @@ apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 ski
 				  const char *retrain_reason, Oid caller)
 {
 	ModelRows	rows;
-	int64		i;
 
 	suspend_if_owner_may_not_read(m, caller);
-	memset(&rows, 0, sizeof(rows));
-	for (i = 0; added != NULL && m->def.ntaken > 0 && !rows.other_entered && i < added->count; i++)
-		rows.other_entered = taken_other_set(m, added->x + (Size) i * m->def.p);
 	multiset_difference(m, &removed, &added);
+	memset(&rows, 0, sizeof(rows));
 	rows.name = m->def.name;
 	rows.p = m->def.p;
 	rows.removed = removed;
