@@ -3,7 +3,8 @@
 -- CTEs, foreign-key cascades and COPY; a model with a row filter exactly
 -- the rows that pass it, as statements move rows into and out of it; an
 -- async model (its queue applied after each statement, each applied
--- version checked) as its immediate twin.  A
+-- version checked) as its immediate twin; a model that takes the
+-- categories of grp from the rows has one per value its rows have.  A
 -- query may fire the DELETE, INSERT and UPDATE triggers of one table
 -- together; its rows are applied once.
 \set SHOW_CONTEXT never
@@ -32,6 +33,9 @@ SELECT model FROM unlearn_train('sf_lsq_filtered', 'sf', 'target', '{age,sex,bmi
 								loss => 'squared', lambda => 1e-4, sigma => 0, filter => 'grp < 5 OR bmi > 0.03');
 SELECT model FROM unlearn_train('sf_taylor_filtered', 'sf', 'high', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								lambda => 1e-2, sigma => 1, filter => 'grp < 5 OR bmi > 0.03');
+-- and with the categories of grp taken from the rows
+SELECT model FROM unlearn_train('sf_lsq_groups', 'sf', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6,category(grp)}',
+								loss => 'squared', lambda => 1e-4, sigma => 0);
 -- and async: the worker is off here, unlearn_apply_pending applies
 SELECT model FROM unlearn_train('sf_lsq_async', 'sf', 'target', '{age,sex,bmi,bp,s1,s2,s3,s4,s5,s6}',
 								loss => 'squared', lambda => 1e-4, sigma => 0, options => '{"removal": "async"}');
@@ -39,14 +43,16 @@ SELECT model FROM unlearn_train('sf_taylor_async', 'sf', 'high', '{age,sex,bmi,b
 								lambda => 1e-2, sigma => 1, options => '{"removal": "async"}');
 
 -- in_step: the model's row count is the table's (that of the rows the
--- filter passes, for a filtered model); certified: the exact
+-- filter passes, for a filtered model), and a model that takes grp's
+-- categories has one per value (and "other"); certified: the exact
 -- residual is within spent; refit: least squares equals a refit (same b,
 -- Lambda and row map) to 1e-9 relative; an async model's queue is applied
 -- first
 CREATE FUNCTION pg_temp.check(what text) RETURNS TABLE (statement text, model text, in_step boolean,
 	certified boolean, refit boolean) LANGUAGE sql AS $$
 	SELECT count(unlearn._apply_pending(model)) FROM unlearn.models WHERE removal = 'async' AND model LIKE 'sf\_%';
-	SELECT what, m.model, m.rows = (SELECT count(*) FROM sf WHERE m.filter IS NULL OR grp < 5 OR bmi > 0.03),
+	SELECT what, m.model, m.rows = (SELECT count(*) FROM sf WHERE m.filter IS NULL OR grp < 5 OR bmi > 0.03)
+		   AND (m.taken_categories IS NULL OR m.dims = 11 + (SELECT count(DISTINCT grp) FROM sf)),
 		   v.certified,
 		   m.loss <> 'squared' OR v.retrain_distance <=
 			   1e-9 * (SELECT sqrt(sum(c ^ 2)) FROM unnest(unlearn_coef(m.model)) c)
