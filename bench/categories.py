@@ -42,14 +42,13 @@ has ('new1'..'new3', effects ~ N(0, 1)), with their labels drawn under them.
    pre-encoded in one float8[] column (cat_train_arr.x: 51 values, the 50
    categories and other, then x1 and x2, since an array feature must be the
    model's only feature), trained on ARRAY['x'] with the same lambda and
-   sigma (the same p = 54), against category() on cat_train:
+   sigma (the same p = 54), against category() on cat_train, declared
+   and taken from the rows (category(cat): the same 50 categories in the
+   same order, read by one DISTINCT query first):
    --reps (3) trainings of each with replace => true, interleaved
-   (category, array, category, ...) after one untimed training of each;
-   the medians of the summary's `seconds` and of the wall time, and their
-   ratio category/array.  The issue asks for at most 1.2x; the current
-   implementation evaluates one SQL expression per category per row in
-   every pass: 2.3-2.7x on 200,000 rows in docs/features.md (Categories,
-   "Cost"), about 3x here.
+   (category, taken, array, category, ...) after one untimed training of
+   each; the medians of the summary's `seconds` and of the wall time, and
+   their ratios to the array.  The issue asks for at most 1.2x.
    The ratio is reported, not checked: see docs/features.md.  (The array's
    standardisation is one pooled centre and spread for the 51 values, not
    one per column, so its accuracy is not comparable and is not shown.)
@@ -85,7 +84,7 @@ import common as C
 
 warnings.filterwarnings("ignore")
 TABLES = ("cat_train", "cat_test", "cat_train_arr")
-MODELS = ("cat_onehot", "cat_time_category", "cat_time_array")
+MODELS = ("cat_onehot", "cat_time_category", "cat_time_taken", "cat_time_array")
 TOL_POINTS = 1.0        # |unlearn - sklearn|, held-out accuracy, points
 BAR_RATIO = 1.2         # the issue's bar for category/array time (reported)
 NULL_EFFECT = 0.8
@@ -277,7 +276,9 @@ def main():
               % (acc_rows[-1][2], acc_rows[-1][3], delta))
 
         # ---- 2. training time ---------------------------------------------
+        taken = ["category(cat)" if f.startswith("category(") else f for f in feats]
         arms = (("category()", "cat_time_category", "cat_train", feats),
+                ("category(cat) taken", "cat_time_taken", "cat_train", taken),
                 ("float8[]", "cat_time_array", "cat_train_arr", ["x"]))
         times = {a[0]: {"seconds": [], "wall": []} for a in arms}
         states = {}
@@ -308,10 +309,12 @@ def main():
     print("training time on the %d training rows, medians of %d interleaved trainings (after one "
           "untimed of each); seconds: the summary's" % (n, args.reps))
     trow = []
-    for a in ("category()", "float8[]"):
+    for a in ("category()", "category(cat) taken", "float8[]"):
         trow.append((a, med[a]["seconds"], " ".join("%.3f" % v for v in times[a]["seconds"]),
                      med[a]["wall"]))
     trow.append(("category / array", "%.2fx" % ratio, "", "%.2fx" % ratio_wall))
+    trow.append(("taken / array", "%.2fx" % (med["category(cat) taken"]["seconds"] / med["float8[]"]["seconds"]),
+                 "", "%.2fx" % (med["category(cat) taken"]["wall"] / med["float8[]"]["wall"])))
     C.table(["features", "seconds", "each", "wall"], trow, ["", ".3f", "", ".3f"])
     print("issue's bar: category/array <= %.1fx: %s (reported, not checked: see docs/features.md, "
           "Categories, Cost)" % (BAR_RATIO, "met" if ratio <= BAR_RATIO else "NOT met"))
