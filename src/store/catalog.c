@@ -936,15 +936,15 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 }
 
 /*
- * catalog_load_model(name, false, false, true), with a copy of the
+ * catalog_load_model(name, false, for_update, true), with a copy of the
  * model's catalog row and its descriptor in cxt, for
  * catalog_model_from_row to decode again while the row is unchanged
  */
 UnlearnModel *
-catalog_load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
-							   TupleDesc *desc)
+catalog_load_model_keeping_row(const char *name, bool for_update, MemoryContext cxt,
+							   HeapTuple *row, TupleDesc *desc)
 {
-	return load_model_row(name, false, false, true, cxt, row, desc);
+	return load_model_row(name, false, for_update, true, cxt, row, desc);
 }
 
 /* the definition a kept catalog row holds, checked as catalog_load_model checks it */
@@ -1499,10 +1499,10 @@ catalog_insert_model(UnlearnModel *m)
 static void
 write_state(UnlearnModel *m, bool full)
 {
-	Oid			types[11] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
-	FLOAT8ARRAYOID, INT8ARRAYOID, BYTEAOID, FLOAT8OID};
-	Datum		v[11];
-	char		nulls[12] = "           ";
+	Oid			types[12] = {TEXTOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8ARRAYOID, BYTEAOID, BYTEAOID, OIDOID,
+	FLOAT8ARRAYOID, INT8ARRAYOID, BYTEAOID, FLOAT8OID, TIDOID};
+	Datum		v[12];
+	char		nulls[13] = "            ";
 	const char *sums;
 	bool		fisher = MODEL_HIDES_WEIGHTS(m);
 	int			level = catalog_level();
@@ -1560,21 +1560,31 @@ write_state(UnlearnModel *m, bool full)
 									level >= 14 ? ", $8, $9, $10, $11" :
 									level >= 4 ? ", $8, $9" : level >= 3 ? ", $8" : "", sums),
 						   11, types, v, nulls, false, 0);
-	else if (m->call.anchor_changed)
-	{
-		nulls[4] = 'n';
-		ret = execute_kept(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4, anchor = $6%s WHERE model = $1 "
-									"RETURNING xmin, ctid", sums),
-						   11, types, v, nulls, false, 0);
-	}
 	else
 	{
-		nulls[4] = nulls[5] = 'n';
-		ret = execute_kept(psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
-									"weight_sum = $4%s WHERE model = $1 "
-									"RETURNING xmin, ctid", sums),
-						   11, types, v, nulls, false, 0);
+		/*
+		 * the row version this transaction loaded and locked, found by its
+		 * ctid (a TID scan: a busy model's state leaves many versions behind
+		 * before VACUUM, which a scan by name would read)
+		 */
+		const char *set = psprintf("UPDATE unlearn.model_state SET class_spent = $2, gram_bound = $3, "
+								   "weight_sum = $4%s%s WHERE model = $1",
+								   m->call.anchor_changed ? ", anchor = $6" : "", sums);
+		bool		found = false;
+
+		v[11] = PointerGetDatum(&m->state.version.ctid);
+		nulls[4] = 'n';
+		if (!m->call.anchor_changed)
+			nulls[5] = 'n';
+		if (ItemPointerIsValid(&m->state.version.ctid))
+		{
+			ret = execute_kept(psprintf("%s AND ctid = $12 RETURNING xmin, ctid", set),
+							   12, types, v, nulls, false, 0);
+			found = ret != SPI_OK_UPDATE_RETURNING || SPI_processed != 0;
+		}
+		/* not the version loaded: the row by its name, as it is now */
+		if (!found)
+			ret = execute_kept(psprintf("%s RETURNING xmin, ctid", set), 11, types, v, nulls, false, 0);
 	}
 	if ((ret != SPI_OK_INSERT_RETURNING && ret != SPI_OK_UPDATE_RETURNING) || SPI_processed != 1)
 		elog(ERROR, "could not write the state of model \"%s\": %d", m->def.name, ret);
