@@ -764,7 +764,9 @@ pending_xact_callback(XactEvent event, void *arg)
 
 /*
  * A subtransaction that aborts takes the parts that fired in it (their
- * rows left the table with it); one that commits hands them to its parent.
+ * rows left the table with it), and the catalog rows the BEFORE triggers
+ * kept are read again (a lock it took is gone); one that commits hands its
+ * parts to its parent.
  */
 static void
 pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -779,6 +781,9 @@ pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	{
 		PendingChange *pc = (PendingChange *) lfirst(lc);
 
+		/* a lock taken in it is gone: what was kept is read again */
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+			pc->read_valid = false;
 		foreach(lc2, pc->parts)
 		{
 			PendingPart *part = (PendingPart *) lfirst(lc2);
