@@ -260,10 +260,6 @@ typedef struct ModelRows
 								 * cannot be applied one by one, or NULL */
 	bool		other_entered;	/* a row entered with a taken group's "other"
 								 * set, cancelled or not (taken_other_set) */
-	HeapTuple	kept_row;		/* the model's catalog row as it is, locked
-								 * and kept by the query's BEFORE triggers,
-								 * or NULL: maintain_model reads it */
-	TupleDesc	kept_desc;
 } ModelRows;
 extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
 extern void rethrow_lock_failure(const char *name, MemoryContext cxt);
@@ -295,10 +291,6 @@ extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool 
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
 extern UnlearnModel *load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
 											TupleDesc *desc);
-extern UnlearnModel *lock_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
-											TupleDesc *desc);
-extern UnlearnModel *model_from_kept_row(const char *name, HeapTuple row, TupleDesc desc,
-										 bool with_state);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, const char *retrain_reason, Oid caller);
 /* deferred.c */

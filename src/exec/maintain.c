@@ -198,44 +198,15 @@ typedef struct ModelLoad
 	HeapTuple	row;
 	TupleDesc	desc;
 	UnlearnModel *m;
-	HeapTuple	kept_row;		/* non-NULL: decode this row instead of
-								 * reading it (catalog_model_from_row) */
-	TupleDesc	kept_desc;
 } ModelLoad;
-
-/* catalog_load_model_keeping_row(name, true, ...), a lock failure explained */
-static UnlearnModel *
-lock_keeping_row(ModelLoad *load)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	UnlearnModel *volatile m = NULL;
-
-	PG_TRY();
-	{
-		m = catalog_load_model_keeping_row(load->name, true, load->row_cxt, &load->row, &load->desc);
-	}
-	PG_CATCH();
-	{
-		rethrow_lock_failure(load->name, cxt);
-	}
-	PG_END_TRY();
-	return m;
-}
 
 static void
 load_model_work(void *arg)
 {
 	ModelLoad  *load = (ModelLoad *) arg;
 
-	if (load->kept_row != NULL)
-	{
-		load->m = catalog_model_from_row(load->name, load->kept_row, load->kept_desc);
-		if (load->with_state && load->m->released.status == MODEL_READY && MODEL_KEEPS_STATE(load->m))
-			catalog_load_state(load->m, true);
-	}
-	else if (load->row_cxt != NULL)
-		load->m = load->for_update ? lock_keeping_row(load) :
-			catalog_load_model_keeping_row(load->name, false, load->row_cxt, &load->row, &load->desc);
+	if (load->row_cxt != NULL)
+		load->m = catalog_load_model_keeping_row(load->name, load->row_cxt, &load->row, &load->desc);
 	else
 		load->m = load->for_update ? lock_model(load->name) :
 			catalog_load_model(load->name, load->with_state, false, true);
@@ -257,7 +228,7 @@ is_corruption(const ErrorData *edata, void *arg)
 UnlearnModel *
 load_model_checked(const char *name, bool with_state, bool for_update, ErrorData **corruption)
 {
-	ModelLoad	load = {name, with_state || for_update, for_update, NULL, NULL, NULL, NULL, NULL, NULL};
+	ModelLoad	load = {name, with_state || for_update, for_update, NULL, NULL, NULL, NULL};
 
 	*corruption = run_in_subtransaction(load_model_work, &load, is_corruption);
 	return load.m;
@@ -288,41 +259,8 @@ load_for_change(ModelLoad *load)
 UnlearnModel *
 load_model_for_change(const char *name, bool with_state)
 {
-	ModelLoad	load = {name, with_state, with_state, NULL, NULL, NULL, NULL, NULL, NULL};
+	ModelLoad	load = {name, with_state, with_state, NULL, NULL, NULL, NULL};
 
-	return load_for_change(&load);
-}
-
-/*
- * load_model_for_change(name, true)'s lock, keeping a copy of the model's
- * catalog row and its descriptor in cxt (*row NULL when the model does not
- * exist or failed its checks): the row that model_from_kept_row decodes
- * again while nothing has written the catalog.
- */
-UnlearnModel *
-lock_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row, TupleDesc *desc)
-{
-	ModelLoad	load = {name, false, true, cxt, NULL, NULL, NULL, NULL, NULL};
-	UnlearnModel *m = load_for_change(&load);
-
-	*row = m != NULL ? load.row : NULL;
-	*desc = load.desc;
-	return m;
-}
-
-/*
- * load_model_for_change(name, with_state) for a model whose catalog row
- * this transaction has locked and kept, unchanged since: the row decoded,
- * and the state read (locked) with_state.
- */
-UnlearnModel *
-model_from_kept_row(const char *name, HeapTuple row, TupleDesc desc, bool with_state)
-{
-	ModelLoad	load = {name, with_state, with_state, NULL, NULL, NULL, NULL, row, desc};
-
-	/* the row passed its checks when it was kept: only the state may not */
-	if (!with_state)
-		return catalog_model_from_row(name, row, desc);
 	return load_for_change(&load);
 }
 
@@ -335,7 +273,7 @@ model_from_kept_row(const char *name, HeapTuple row, TupleDesc desc, bool with_s
 UnlearnModel *
 load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row, TupleDesc *desc)
 {
-	ModelLoad	load = {name, false, false, cxt, NULL, NULL, NULL, NULL, NULL};
+	ModelLoad	load = {name, false, false, cxt, NULL, NULL, NULL};
 	UnlearnModel *m = load_for_change(&load);
 
 	*row = m != NULL ? load.row : NULL;
@@ -372,8 +310,7 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
-	m = rows->kept_row != NULL ? model_from_kept_row(rows->name, rows->kept_row, rows->kept_desc, true) :
-		load_model_for_change(rows->name, true);
+	m = load_model_for_change(rows->name, true);
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */

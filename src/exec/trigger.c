@@ -98,40 +98,10 @@ typedef struct PendingChange
 	Oid			relid;			/* the trained table (a partition root) */
 	List	   *parts;			/* of PendingPart */
 	MemoryContext memory;		/* holds this struct, its parts and rows */
-	/*
-	 * What the BEFORE triggers read, for the AFTER triggers and the models'
-	 * maintenance while no statement of this backend has written the
-	 * catalog since (catalog_writes_in_backend): the table's immediate models
-	 * and their catalog rows, locked.
-	 */
-	bool		read_valid;
-	uint64		read_at_writes;
-	List	   *read_refs;		/* of ModelRef */
-	List	   *read_rows;		/* of KeptRow */
 } PendingChange;
-
-/* a model's catalog row, locked and kept by a BEFORE trigger */
-typedef struct KeptRow
-{
-	char	   *name;
-	HeapTuple	row;
-	TupleDesc	desc;
-} KeptRow;
 
 
 static List *pending_changes = NIL;	/* cells in TopTransactionContext */
-
-/* the pending change of the trained table relid, or NULL */
-static PendingChange *
-existing_pending_change(Oid relid)
-{
-	ListCell   *lc;
-
-	foreach(lc, pending_changes)
-		if (((PendingChange *) lfirst(lc))->relid == relid)
-			return (PendingChange *) lfirst(lc);
-	return NULL;
-}
 
 static PendingChange *
 pending_change(Oid relid)
@@ -156,37 +126,6 @@ pending_change(Oid relid)
 	pending_changes = lappend(pending_changes, pc);
 	MemoryContextSwitchTo(old);
 	return pc;
-}
-
-/*
- * The catalog row of model name that this query's BEFORE triggers locked
- * and kept, if no statement of this backend has written the catalog since:
- * the row as it is.  Else NULL.
- */
-static KeptRow *
-row_read_before(PendingChange *pc, const char *name)
-{
-	uint64		writes;
-	ListCell   *lc;
-
-	if (!pc->read_valid || !catalog_writes_in_backend(&writes) || writes != pc->read_at_writes)
-		return NULL;
-	foreach(lc, pc->read_rows)
-		if (strcmp(((KeptRow *) lfirst(lc))->name, name) == 0)
-			return (KeptRow *) lfirst(lc);
-	return NULL;
-}
-
-/* the immediate models of the table the BEFORE triggers read, under the same rule */
-static List *
-models_read_before(PendingChange *pc)
-{
-	uint64		writes;
-
-	if (pc == NULL || !pc->read_valid || !catalog_writes_in_backend(&writes) ||
-		writes != pc->read_at_writes)
-		return NIL;
-	return pc->read_refs;
 }
 
 /* a new part of pc, fired in the current subtransaction */
@@ -427,48 +366,23 @@ static void
 before_statement(TriggerData *td, List *refs, PendingChange *pc)
 {
 	ListCell   *lc;
-	uint64		writes;
-	bool		still = catalog_writes_in_backend(&writes) && pc->read_valid &&
-		pc->read_at_writes == writes;
-	MemoryContext old;
 
 	add_part(pc, false, 0);
-	if (!still)
-	{
-		old = MemoryContextSwitchTo(pc->memory);
-		pc->read_rows = NIL;
-		pc->read_refs = NIL;
-		foreach(lc, refs)
-		{
-			ModelRef   *ref = palloc(sizeof(ModelRef));
-
-			*ref = *(ModelRef *) lfirst(lc);
-			ref->name = pstrdup(ref->name);
-			pc->read_refs = lappend(pc->read_refs, ref);
-		}
-		MemoryContextSwitchTo(old);
-	}
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		HeapTuple	row;
-		TupleDesc	desc;
-		KeptRow    *kept;
+		MemoryContext cxt = CurrentMemoryContext;
 
-		if (still && row_read_before(pc, ref->name) != NULL)
-			continue;			/* locked and kept by this query's first part */
-		(void) lock_model_keeping_row(ref->name, pc->memory, &row, &desc);
-		if (row == NULL)
-			continue;			/* gone, or quarantined */
-		old = MemoryContextSwitchTo(pc->memory);
-		kept = palloc(sizeof(KeptRow));
-		kept->name = pstrdup(ref->name);
-		kept->row = row;
-		kept->desc = desc;
-		pc->read_rows = lappend(pc->read_rows, kept);
-		MemoryContextSwitchTo(old);
+		PG_TRY();
+		{
+			catalog_lock_model(ref->name);
+		}
+		PG_CATCH();
+		{
+			rethrow_lock_failure(ref->name, cxt);
+		}
+		PG_END_TRY();
 	}
-	pc->read_valid = catalog_writes_in_backend(&pc->read_at_writes);
 }
 
 /* find (or start) the rows of model `name` in a list of ModelRows */
@@ -543,15 +457,6 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
 		}
 	}
 	list_sort(models, compare_model_rows);
-	/* each model's row as the BEFORE triggers kept it, if nothing wrote the catalog since */
-	foreach(lc, models)
-	{
-		ModelRows  *mr = (ModelRows *) lfirst(lc);
-		KeptRow    *kept = row_read_before(pc, mr->name);
-
-		mr->kept_row = kept != NULL ? kept->row : NULL;
-		mr->kept_desc = kept != NULL ? kept->desc : NULL;
-	}
 	foreach(lc, models)
 		maintain_model((ModelRows *) lfirst(lc),
 					   operations == 1 ? "delete" : operations == 2 ? "insert" :
@@ -582,9 +487,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		KeptRow    *kept = row_read_before(pc, ref->name);
-		UnlearnModel *m = kept != NULL ? model_from_kept_row(ref->name, kept->row, kept->desc, false) :
-			load_model_for_change(ref->name, false);
+		UnlearnModel *m = load_model_for_change(ref->name, false);
 		RowBatch   *removed = NULL;
 		RowBatch   *added = NULL;
 		ModelRows  *mr;
@@ -701,9 +604,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 * its parts on the tree must be applied together.
 	 */
 	root = trained_relation(td->tg_relation);
-	refs = TRIGGER_FIRED_BEFORE(td->tg_event) ? NIL : models_read_before(existing_pending_change(root));
-	if (refs == NIL)
-		refs = immediate_models(catalog_models_of_relation(root));
+	refs = immediate_models(catalog_models_of_relation(root));
 	if (refs != NIL)
 	{
 		pc = pending_change(root);
@@ -764,9 +665,7 @@ pending_xact_callback(XactEvent event, void *arg)
 
 /*
  * A subtransaction that aborts takes the parts that fired in it (their
- * rows left the table with it), and the catalog rows the BEFORE triggers
- * kept are read again (a lock it took is gone); one that commits hands its
- * parts to its parent.
+ * rows left the table with it); one that commits hands them to its parent.
  */
 static void
 pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -781,9 +680,6 @@ pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	{
 		PendingChange *pc = (PendingChange *) lfirst(lc);
 
-		/* a lock taken in it is gone: what was kept is read again */
-		if (event == SUBXACT_EVENT_ABORT_SUB)
-			pc->read_valid = false;
 		foreach(lc2, pc->parts)
 		{
 			PendingPart *part = (PendingPart *) lfirst(lc2);

@@ -936,15 +936,15 @@ catalog_load_model(const char *name, bool with_state, bool for_update, bool miss
 }
 
 /*
- * catalog_load_model(name, false, for_update, true), with a copy of the
+ * catalog_load_model(name, false, false, true), with a copy of the
  * model's catalog row and its descriptor in cxt, for
  * catalog_model_from_row to decode again while the row is unchanged
  */
 UnlearnModel *
-catalog_load_model_keeping_row(const char *name, bool for_update, MemoryContext cxt,
-							   HeapTuple *row, TupleDesc *desc)
+catalog_load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
+							   TupleDesc *desc)
 {
-	return load_model_row(name, false, for_update, true, cxt, row, desc);
+	return load_model_row(name, false, false, true, cxt, row, desc);
 }
 
 /* the definition a kept catalog row holds, checked as catalog_load_model checks it */

@@ -21,9 +21,6 @@
  *	  (catalog_generation_usable), so it sees its own writes; nor does a
  *	  REPEATABLE READ or SERIALIZABLE one, which reads the catalog in the
  *	  latest snapshot (catalog_read_latest) and keeps nothing of it.
- *	- The backend also counts its own statements that wrote the catalog
- *	  (catalog_writes_in_backend): the statement triggers of one query on a
- *	  trained table read a model once, in the first, while the count stays.
  *	- Without shared memory (unlearn not preloaded), before 0.21.0, or with
  *	  prepared transactions enabled (COMMIT PREPARED runs no callback of
  *	  the preparing backend), nothing is usable: every read goes to the
@@ -46,7 +43,6 @@ PG_FUNCTION_INFO_V1(unlearn_catalog_written);
 
 static pg_atomic_uint64 *generation = NULL;
 static bool written_here = false;
-static uint64 writes_here = 0;	/* statements of this backend that wrote it */
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -120,22 +116,7 @@ unlearn_catalog_written(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("unlearn._catalog_written() must be called as a trigger")));
 	written_here = true;
-	writes_here++;
 	return PointerGetDatum(NULL);
-}
-
-/*
- * How many statements of this backend have written unlearn.models (each
- * fires unlearn._catalog_written at its end), or false when the catalog
- * predates the trigger (0.21.0): two equal counts read in one query's
- * triggers mean that no write of the catalog came between them, so a
- * model row read and locked by the first is the row as it is.
- */
-bool
-catalog_writes_in_backend(uint64 *count)
-{
-	*count = writes_here;
-	return catalog_has_category_values();
 }
 
 void

@@ -24,8 +24,8 @@ extern Datum cstring_text_array(char **v, int n);
 /* catalog.c */
 extern UnlearnModel *catalog_load_model(const char *name, bool with_state, bool for_update,
 										bool missing_ok);
-extern UnlearnModel *catalog_load_model_keeping_row(const char *name, bool for_update, MemoryContext cxt,
-													 HeapTuple *row, TupleDesc *desc);
+extern UnlearnModel *catalog_load_model_keeping_row(const char *name, MemoryContext cxt,
+													HeapTuple *row, TupleDesc *desc);
 extern UnlearnModel *catalog_model_from_row(const char *name, HeapTuple row, TupleDesc desc);
 typedef struct ModelRef
 {
@@ -56,7 +56,6 @@ extern bool catalog_has_taken_categories(void);
 extern bool catalog_has_async_removal(void);
 /* catalog_generation.c */
 extern bool catalog_generation_usable(uint64 *now);
-extern bool catalog_writes_in_backend(uint64 *count);
 extern void catalog_generation_init(void);
 extern bool catalog_has_lean_passes(void);
 extern double catalog_mean_bound_per_row(const char *name, Oid owner);
