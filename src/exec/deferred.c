@@ -83,34 +83,143 @@ PG_FUNCTION_INFO_V1(unlearn_wait);
  */
 typedef struct QueuedRowHeader
 {
-	int32		p;
+	int32		p;				/* and, from bit 24 on, the width of x's values */
 	int32		label_len;
 	double		label_value;
-	/* double x[p]; char label[label_len] */
+	/* x[p]; char label[label_len] */
 } QueuedRowHeader;
+
+/*
+ * How x's values are stored: as doubles (every contribution before
+ * 0.22.0), or, when each is an integer that fits (features that are
+ * counts, pixels, one-hot flags), as unsigned bytes, 16-bit or 32-bit
+ * integers, which give back the same doubles.  A -0, a NaN (a missing
+ * value) or a fraction keeps the doubles.
+ */
+typedef enum QueuedWidth
+{
+	QUEUED_DOUBLE = 0,
+	QUEUED_UINT8 = 1,
+	QUEUED_INT16 = 2,
+	QUEUED_INT32 = 3
+} QueuedWidth;
+
+#define QUEUED_P_MASK 0x00FFFFFF
+#define QUEUED_WIDTH_SHIFT 24
+
+static const Size queued_value_size[] = {sizeof(double), sizeof(uint8), sizeof(int16), sizeof(int32)};
+
+/* the narrowest width that holds every one of x[0 .. p) exactly */
+static QueuedWidth
+queued_width(const double *x, int p)
+{
+	double		lo = 0.0,
+				hi = 0.0;
+	int			j;
+
+	for (j = 0; j < p; j++)
+	{
+		double		v = x[j];
+
+		if (!(v >= (double) PG_INT32_MIN && v <= (double) PG_INT32_MAX) ||
+			v != (double) (int32) v || (v == 0.0 && signbit(v)))
+			return QUEUED_DOUBLE;
+		lo = Min(lo, v);
+		hi = Max(hi, v);
+	}
+	if (lo >= 0.0 && hi <= 255.0)
+		return QUEUED_UINT8;
+	if (lo >= (double) PG_INT16_MIN && hi <= (double) PG_INT16_MAX)
+		return QUEUED_INT16;
+	return QUEUED_INT32;
+}
+
+static void
+store_queued_values(char *out, const double *x, int p, QueuedWidth width)
+{
+	int			j;
+
+	for (j = 0; j < p; j++)
+	{
+		uint8		b;
+		int16		s;
+		int32		i;
+
+		switch (width)
+		{
+			case QUEUED_UINT8:
+				b = (uint8) x[j];
+				out[j] = (char) b;
+				break;
+			case QUEUED_INT16:
+				s = (int16) x[j];
+				memcpy(out + sizeof(int16) * j, &s, sizeof(int16));
+				break;
+			case QUEUED_INT32:
+				i = (int32) x[j];
+				memcpy(out + sizeof(int32) * j, &i, sizeof(int32));
+				break;
+			case QUEUED_DOUBLE:
+				memcpy(out + sizeof(double) * j, &x[j], sizeof(double));
+				break;
+		}
+	}
+}
+
+static void
+load_queued_values(double *x, const char *in, int p, QueuedWidth width)
+{
+	int			j;
+
+	for (j = 0; j < p; j++)
+	{
+		int16		s;
+		int32		i;
+
+		switch (width)
+		{
+			case QUEUED_UINT8:
+				x[j] = (double) (uint8) in[j];
+				break;
+			case QUEUED_INT16:
+				memcpy(&s, in + sizeof(int16) * j, sizeof(int16));
+				x[j] = (double) s;
+				break;
+			case QUEUED_INT32:
+				memcpy(&i, in + sizeof(int32) * j, sizeof(int32));
+				x[j] = (double) i;
+				break;
+			case QUEUED_DOUBLE:
+				memcpy(&x[j], in + sizeof(double) * j, sizeof(double));
+				break;
+		}
+	}
+}
 
 static bytea *
 encode_queued_row(int p, const double *raw, const char *label, double label_value,
 				  const char *cohort)
 {
 	QueuedRowHeader head;
+	QueuedWidth width = p > 0 ? queued_width(raw, p) : QUEUED_DOUBLE;
+	Size		values = queued_value_size[width] * p;
 	Size		label_len = p > 0 ? strlen(label) : 0;
 	Size		cohort_len = p > 0 && cohort != NULL ? strlen(cohort) + 1 : 0;
-	Size		size = VARHDRSZ + sizeof(head) + sizeof(double) * p + label_len + cohort_len;
+	Size		size = VARHDRSZ + sizeof(head) + values + label_len + cohort_len;
 	bytea	   *out = palloc(size);
 	char	   *ptr = VARDATA(out);
 
 	SET_VARSIZE(out, size);
-	head.p = p;
+	head.p = p | ((int32) width << QUEUED_WIDTH_SHIFT);
 	head.label_len = (int32) label_len;
 	head.label_value = label_value;
 	memcpy(ptr, &head, sizeof(head));
-	memcpy(ptr + sizeof(head), raw, sizeof(double) * p);
-	memcpy(ptr + sizeof(head) + sizeof(double) * p, label, label_len);
+	store_queued_values(ptr + sizeof(head), raw, p, width);
+	memcpy(ptr + sizeof(head) + values, label, label_len);
 	if (cohort_len > 0)
 	{
-		ptr[sizeof(head) + sizeof(double) * p + label_len] = '\0';
-		memcpy(ptr + sizeof(head) + sizeof(double) * p + label_len + 1, cohort, cohort_len - 1);
+		ptr[sizeof(head) + values + label_len] = '\0';
+		memcpy(ptr + sizeof(head) + values + label_len + 1, cohort, cohort_len - 1);
 	}
 	return out;
 }
@@ -134,22 +243,27 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	QueuedRowHeader head;
 	Size		len = VARSIZE_ANY_EXHDR(row);
 	const char *ptr = VARDATA_ANY(row);
-
 	bool		counted;
+	int			width;
+	Size		values;
 	Size		tail;
 
 	if (len < sizeof(head))
 		corrupt_model(m, "a queued row is truncated");
 	memcpy(&head, ptr, sizeof(head));
+	width = (head.p >> QUEUED_WIDTH_SHIFT) & 0x7F;
 	counted = head.p == 0 && head.label_len == 0 && len == sizeof(head);
-	if (!counted && (head.p != m->def.p || head.label_len < 0 ||
-					 len < sizeof(head) + sizeof(double) * m->def.p + head.label_len))
+	if (width > QUEUED_INT32)
+		corrupt_model(m, "a queued row does not match the model");
+	values = queued_value_size[width] * m->def.p;
+	if (!counted && ((head.p & QUEUED_P_MASK) != m->def.p || head.label_len < 0 ||
+					 len < sizeof(head) + values + head.label_len))
 		corrupt_model(m, "a queued row does not match the model");
 	/* after the label, a cohort key: a zero byte, then 1 to COHORT_MAX_KEY others */
-	tail = counted ? 0 : len - (sizeof(head) + sizeof(double) * m->def.p + head.label_len);
+	tail = counted ? 0 : len - (sizeof(head) + values + head.label_len);
 	if (tail > 0)
 	{
-		const char *key = ptr + sizeof(head) + sizeof(double) * m->def.p + head.label_len;
+		const char *key = ptr + sizeof(head) + values + head.label_len;
 
 		if (m->def.cohort == NULL || tail < 2 || tail > COHORT_MAX_KEY + 1 || key[0] != '\0' ||
 			memchr(key + 1, '\0', tail - 1) != NULL)
@@ -164,17 +278,16 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	}
 	else
 	{
-		memcpy(batch->x + (Size) batch->count * m->def.p, ptr + sizeof(head),
-			   sizeof(double) * m->def.p);
+		load_queued_values(batch->x + (Size) batch->count * m->def.p, ptr + sizeof(head), m->def.p,
+						   (QueuedWidth) width);
 		if (m->def.nulls == NULLS_IMPUTE)
 			mark_missing_values(batch->x + (Size) batch->count * m->def.p, m->def.dims);
 		else
 			check_feature_values(batch->x + (Size) batch->count * m->def.p, m->def.dims, m->def.name);
-		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->def.p,
-											   head.label_len);
+		batch->labels[batch->count] = pnstrdup(ptr + sizeof(head) + values, head.label_len);
 		if (tail > 0)
-			batch->cohorts[batch->count] = pnstrdup(ptr + sizeof(head) + sizeof(double) * m->def.p +
-													head.label_len + 1, tail - 1);
+			batch->cohorts[batch->count] = pnstrdup(ptr + sizeof(head) + values + head.label_len + 1,
+													tail - 1);
 	}
 	batch->label_values[batch->count] = head.label_value;
 	batch->count++;

@@ -243,3 +243,23 @@ DROP SERVER dp_nowhere;
 DROP EXTENSION postgres_fdw;
 DROP OWNED BY dq_owner, dq_stranger, dq_reader;
 DROP ROLE dq_owner, dq_stranger, dq_reader;
+
+-- a queued row stores its values in the narrowest width that gives them
+-- back exactly: unsigned bytes, 16- or 32-bit integers, else doubles (a
+-- fraction, a -0, a missing value); the apply reads each back bit for bit
+-- (least squares equals a refit)
+CREATE TABLE dq_w (id int PRIMARY KEY, a float8, b float8, y float8);
+INSERT INTO dq_w SELECT i, i % 7, i % 5, (i % 7) * 0.5 + (i % 5) + sin(i) FROM generate_series(1, 200) i;
+SELECT model FROM unlearn_train('dq_w', 'dq_w', 'y', '{a,b}', loss => 'squared', sigma => 0,
+								options => '{"removal": "deferred"}');
+INSERT INTO dq_w VALUES (1001, 3, 255, 1), (1002, -3, 300, 2), (1003, 70000, 1, 3), (1004, 0.5, 1, 4),
+	(1005, '-0', 1, 5), (1006, NULL, 1, 6);
+-- (the width is the top byte of the header's first int32, little-endian: 1 byte, 2, 3, 0 doubles)
+SELECT change, get_byte(contribution, 3) AS width, length(contribution) AS bytes
+FROM unlearn.pending WHERE model = 'dq_w' ORDER BY id;
+DELETE FROM dq_w WHERE id IN (1001, 1002, 1003, 1004, 1005, 1006, 7);
+SELECT count(*) AS queued FROM unlearn.pending WHERE model = 'dq_w';
+SELECT rows = (SELECT count(*) FROM dq_w) AS rows_match FROM unlearn_apply_pending('dq_w');
+SELECT certified, retrain_distance < 1e-9 AS refit FROM unlearn_verify('dq_w');
+SELECT unlearn_drop('dq_w');
+DROP TABLE dq_w;
