@@ -251,7 +251,9 @@ decode_queued_row(UnlearnModel *m, bytea *row, RowBatch *batch, int *capacity)
 	if (len < sizeof(head))
 		corrupt_model(m, "a queued row is truncated");
 	memcpy(&head, ptr, sizeof(head));
-	width = (head.p >> QUEUED_WIDTH_SHIFT) & 0x7F;
+	if (head.p < 0)
+		corrupt_model(m, "a queued row does not match the model");
+	width = head.p >> QUEUED_WIDTH_SHIFT;
 	counted = head.p == 0 && head.label_len == 0 && len == sizeof(head);
 	if (width > QUEUED_INT32)
 		corrupt_model(m, "a queued row does not match the model");

@@ -459,9 +459,9 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 	{
 		ereport(MODEL_WARNING(m),
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model \"%s\" withholds its weights: a column whose categories it takes from its rows has too many values",
+				 errmsg("model \"%s\" withholds its weights: a column whose categories it takes from its rows has too many values, or too long a one",
 						m->def.name),
-				 errdetail("A taken column may have at most 1000 values, and a model at most %d features.",
+				 errdetail("A taken column may have at most 1000 values of at most 200 bytes each, and a model at most %d features.",
 						   UNLEARN_MAX_DIMS),
 				 errhint("Train it again with the categories declared: category(column, '{a,b,...}').")));
 		m->released.status = MODEL_SUSPENDED;
@@ -501,6 +501,7 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 				 errdetail("%s", training_residual_detail(m)),
 				 errhint("%s", training_residual_hint(m))));
 		m->released.status = MODEL_SUSPENDED;
+		taken_categories_forget(m);
 		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 	}
 }
@@ -988,6 +989,7 @@ retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, cons
 		int64		skipped;
 
 		suspend_if_owner_may_not_read(m, caller);
+		taken_categories_forget(m);
 		m->released.rows = model_row_count(m, &skipped);
 		m->released.skipped = skipped;
 		catalog_update_model(m);
@@ -999,6 +1001,10 @@ retrain_after_rows_left(UnlearnModel *m, Oid caller, const char *operation, cons
 	{
 		FreeErrorData(failure);
 		suspend_for_failed_expression(m, caller);
+		/* rows left: the categories they may have had go too */
+		taken_categories_forget(m);
+		if (m->call.features_retaken)
+			catalog_write_features(m);
 		return;
 	}
 	m->released.retrains++;

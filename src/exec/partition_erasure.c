@@ -648,6 +648,8 @@ partition_erasure_apply(UnlearnModel *m, List *lost)
 	if (m->released.status != MODEL_READY)
 	{
 		m->released.rows -= lr->rows;
+		/* a model that releases nothing keeps no taken category */
+		taken_categories_forget(m);
 		done = true;
 	}
 	else if (m->released.rows - lr->rows < m->def.p)

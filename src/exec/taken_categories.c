@@ -32,8 +32,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-/* most categories one taken column may have */
+/* most categories one taken column may have, and the longest (bytes) */
 #define MAX_TAKEN_CATEGORIES 1000
+#define MAX_TAKEN_CATEGORY_BYTES 200
 
 /*
  * Refuse a model that cannot keep taken categories true: it must keep the
@@ -77,8 +78,9 @@ model_rows_query(UnlearnModel *m, StringInfo cond)
 
 /*
  * The distinct non-null values the model's rows have in column, in the
- * type's order (text bytewise), as canonical text: at most
- * MAX_TAKEN_CATEGORIES + 1 of them.  Read as the table's owner.
+ * type's order (text bytewise), as canonical text (NULL for one longer
+ * than MAX_TAKEN_CATEGORY_BYTES): at most MAX_TAKEN_CATEGORIES + 1 of
+ * them.  Read as the table's owner.
  */
 static char **
 distinct_values(UnlearnModel *m, const char *column, Oid type, int *n)
@@ -95,10 +97,12 @@ distinct_values(UnlearnModel *m, const char *column, Oid type, int *n)
 	classes = m->def.classes_declared ?
 		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	enter_table_owner_context(m->def.source, &ctx);
-	if (SPI_execute_with_args(psprintf("SELECT d.v::pg_catalog.text AS category FROM (SELECT DISTINCT %s AS v "
+	if (SPI_execute_with_args(psprintf("SELECT CASE WHEN pg_catalog.octet_length(d.v::pg_catalog.text) <= %d "
+									   "THEN d.v::pg_catalog.text END AS category "
+									   "FROM (SELECT DISTINCT %s AS v "
 									   "FROM %s WHERE %s IS NOT NULL AND %s) AS d ORDER BY %s LIMIT %d",
-									   quote_identifier(column), rows, quote_identifier(column),
-									   cond.data,
+									   MAX_TAKEN_CATEGORY_BYTES, quote_identifier(column), rows,
+									   quote_identifier(column), cond.data,
 									   text ? "d.v::pg_catalog.text COLLATE \"C\"" : "d.v",
 									   MAX_TAKEN_CATEGORIES + 1),
 							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL,
@@ -108,8 +112,12 @@ distinct_values(UnlearnModel *m, const char *column, Oid type, int *n)
 	*n = (int) SPI_processed;
 	out = palloc(sizeof(char *) * Max(*n, 1));
 	for (i = 0; i < SPI_processed; i++)
-		out[i] = category_value(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), type,
-								column, m->def.name);
+	{
+		char	   *value = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		/* a value longer than MAX_TAKEN_CATEGORY_BYTES: none read */
+		out[i] = value == NULL ? NULL : category_value(value, type, column, m->def.name);
+	}
 	return out;
 }
 
@@ -168,6 +176,7 @@ replace_features(UnlearnModel *m, int first, int old, List *texts)
 	m->def.spread = NULL;
 	m->call.category_groups = NULL;
 	m->call.taken_groups = NULL;
+	m->call.feature_base_types = NULL;
 	m->call.features_retaken = true;
 }
 
@@ -175,9 +184,11 @@ replace_features(UnlearnModel *m, int first, int old, List *texts)
  * Take the categories of m's taken columns afresh from its rows, before
  * a training reads them: each group becomes the one of the values the rows
  * have now, and m->call.features_retaken says whether any changed (the
- * catalog then writes the features).  Returns false, changing nothing, if
- * a column has more than MAX_TAKEN_CATEGORIES values or the model would
- * have more than UNLEARN_MAX_DIMS features.
+ * catalog then writes the features).  Returns false if a column has more
+ * than MAX_TAKEN_CATEGORIES values or one longer than
+ * MAX_TAKEN_CATEGORY_BYTES (every trigger parses the features), or the
+ * model would have more than UNLEARN_MAX_DIMS features; the groups taken
+ * before it stay, and the caller suspends the model, which forgets them.
  */
 bool
 take_categories(UnlearnModel *m)
@@ -205,6 +216,9 @@ take_categories(UnlearnModel *m)
 					 errhint("Train the model again with unlearn_train(..., replace => true).")));
 		if (k > MAX_TAKEN_CATEGORIES || m->def.nfeatures - n + k > UNLEARN_MAX_DIMS)
 			return false;
+		for (i = 0; i < k; i++)
+			if (now[i] == NULL)
+				return false;
 		same = n == k;
 		for (i = 0; same && i < n; i++)
 			same = strcmp(old[i], now[i]) == 0;

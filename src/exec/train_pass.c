@@ -886,9 +886,9 @@ retrain_model(UnlearnModel *m, bool verbose, bool fresh_noise)
 	if (m->def.ntaken > 0 && !m->call.categories_taken && !take_categories(m))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a column whose categories model \"%s\" takes from its rows has too many values",
+				 errmsg("a column whose categories model \"%s\" takes from its rows has too many values, or too long a one",
 						m->def.name),
-				 errdetail("A taken column may have at most 1000 values, and a model at most %d features.",
+				 errdetail("A taken column may have at most 1000 values of at most 200 bytes each, and a model at most %d features.",
 						   UNLEARN_MAX_DIMS),
 				 errhint("Declare the categories: category(column, '{a,b,...}').")));
 	scan_begin(&scan, m, verbose, "retraining");

@@ -445,8 +445,8 @@ catalog_async_models_due(int max_backoff)
 	if (SPI_execute_with_args("SELECT m.model FROM unlearn.models m "
 							  "JOIN LATERAL (SELECT pg_catalog.min(q.id) AS first FROM unlearn.pending q "
 							  "WHERE q.model = m.model) q ON q.first IS NOT NULL "
-							  "WHERE m.removal = 'async' AND (m.apply_failures = 0 OR m.apply_failed_at + "
-							  "pg_catalog.make_interval(secs => LEAST(2 ^ LEAST(m.apply_failures, 30), $1)) "
+							  "WHERE m.removal = 'async' AND (m.apply_failures <= 0 OR m.apply_failed_at + "
+							  "pg_catalog.make_interval(secs => LEAST(2 ^ LEAST(GREATEST(m.apply_failures, 0), 30), $1)) "
 							  "<= pg_catalog.clock_timestamp()) ORDER BY q.first",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the async models");
@@ -906,7 +906,7 @@ model_from_row(UnlearnModel *m, HeapTuple row, TupleDesc desc)
 	if (!isnull[50])
 	{
 		m->def.taken_columns = strings_from_array(d[50], &m->def.ntaken, m);
-		if (m->def.ntaken > m->def.nfeatures || m->def.feature_array ||
+		if (m->def.ntaken > m->def.nfeatures || m->def.feature_array || m->def.deferred ||
 			m->def.preprocess != PREPROCESS_STANDARDIZE || m->def.mechanism == MECHANISM_NOISY_GD)
 			corrupt_model(m, "taken_categories does not match the model");
 	}
@@ -1262,7 +1262,7 @@ catalog_models_of_relation(Oid relid)
 	args[0] = ObjectIdGetDatum(relid);
 	ret = execute_kept(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
 								"WHERE source = $1 ORDER BY model",
-								catalog_level() >= 10 ? "removal <> 'immediate'" : "false"),
+								catalog_level() >= 10 ? "removal IN ('deferred', 'async')" : "false"),
 					   1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not list the models of a table: %d", ret);
@@ -1309,8 +1309,8 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
  * training may change them): features, expressions, column_types, dims
  * and taken_categories.
  */
-static void
-write_features(UnlearnModel *m)
+void
+catalog_write_features(UnlearnModel *m)
 {
 	Oid			types[6] = {TEXTOID, TEXTARRAYOID, BOOLARRAYOID, OIDARRAYOID, INT4OID, TEXTARRAYOID};
 	Datum		v[6];
@@ -1484,7 +1484,7 @@ catalog_insert_model(UnlearnModel *m)
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert model: %d", ret);
 	if (m->def.ntaken > 0)
-		write_features(m);
+		catalog_write_features(m);
 	/* the state rows follow; Noisy-GD keeps none */
 	if (MODEL_KEEPS_STATE(m))
 		write_state(m, true);
@@ -1654,7 +1654,7 @@ catalog_update_model(UnlearnModel *m)
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update model \"%s\"", m->def.name);
 	if (m->call.features_retaken)
-		write_features(m);
+		catalog_write_features(m);
 	if (m->call.retrained_now && m->def.deferred)
 		catalog_clear_queue(m->def.name);
 	if (m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))

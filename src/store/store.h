@@ -53,6 +53,7 @@ extern bool catalog_has_imputation(void);
 extern bool catalog_has_row_filters(void);
 extern bool catalog_has_category_values(void);
 extern bool catalog_has_taken_categories(void);
+extern void catalog_write_features(UnlearnModel *m);
 extern bool catalog_has_async_removal(void);
 /* catalog_generation.c */
 extern bool catalog_generation_usable(uint64 *now);

@@ -165,6 +165,14 @@ BEGIN;
 UPDATE unlearn.models SET nats_spent = -1 WHERE model = 'tr_victim_model';
 SELECT unlearn_coef('tr_victim_model');
 ROLLBACK;
+-- an unknown removal is an immediate model's: the next write quarantines it
+BEGIN;
+UPDATE unlearn.models SET removal = 'bogus' WHERE model = 'tr_victim_model';
+\set VERBOSITY terse
+DELETE FROM tr_secret WHERE id = 9;
+\set VERBOSITY default
+SELECT state FROM unlearn.models WHERE model = 'tr_victim_model';
+ROLLBACK;
 UPDATE unlearn.models SET classes = '{0}' WHERE model = 'tr_victim_model';
 SELECT unlearn_predict_class('tr_victim_model', ARRAY[1, 1]::float8[]);
 UPDATE unlearn.models SET classes = NULL WHERE model = 'tr_victim_model';

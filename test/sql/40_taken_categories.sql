@@ -18,12 +18,14 @@
 --    with the categories of its time, which a retrain may change).
 -- 7. A partition dropped with a category's last rows retrains without it.
 -- 8. Refusals: a map other than "standardize", Noisy-GD, a column taken
---    twice or both taken and declared, more than 1,000 values; a role that
---    may not read the column learns nothing of its values.
+--    twice or both taken and declared, more than 1,000 values, a value
+--    longer than 200 bytes; a role that may not read the column learns
+--    nothing of its values.
 -- 9. A model that releases nothing keeps no taken category: too few rows
 --    (a retrain whose new categories make more weights than rows, a
---    DELETE, TRUNCATE) and suspended (a failed expression), each write
---    going through; the next training takes them afresh.
+--    DELETE, TRUNCATE) and suspended (a failed expression; then a DELETE,
+--    TRUNCATE or a dropped partition), each write going through; the next
+--    training takes them afresh.
 -- 10. A filter and "nulls": "skip" with a feature that fails outside the
 --    filter: the categories' queries evaluate nothing for rows the filter
 --    leaves out.
@@ -154,6 +156,18 @@ SET client_min_messages = warning;
 SELECT state, dims FROM unlearn.models WHERE model = 'tc_many';
 SELECT unlearn_drop('tc_many');
 DROP TABLE tc_many;
+-- a value longer than 200 bytes is refused at training; at a retrain it
+-- suspends the model, and the INSERT goes through
+CREATE TABLE tc_long (id int PRIMARY KEY, v text, y float8);
+INSERT INTO tc_long SELECT i, (ARRAY['a', 'b'])[i % 2 + 1], sin(i) FROM generate_series(1, 40) i;
+INSERT INTO tc_long VALUES (100, repeat('x', 201), 0.5);
+SELECT unlearn_train('tc_bad', 'tc_long', 'y', '{category(v)}', loss => 'squared');
+DELETE FROM tc_long WHERE id = 100;
+SELECT model FROM unlearn_train('tc_long', 'tc_long', 'y', '{category(v)}', loss => 'squared');
+INSERT INTO tc_long VALUES (101, repeat('y', 201), 0.5);
+SELECT state, dims FROM unlearn.models WHERE model = 'tc_long';
+SELECT unlearn_drop('tc_long');
+DROP TABLE tc_long;
 CREATE ROLE tc_reader;
 GRANT USAGE ON SCHEMA public TO tc_reader;
 GRANT SELECT (id, visits, y), TRIGGER ON tc TO tc_reader;
@@ -189,6 +203,29 @@ DELETE FROM tf WHERE region = 'secret';
 SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret
 FROM unlearn.models WHERE model = 'tf_ln';
 SELECT unlearn_drop('tf_ln');
+-- suspended, then TRUNCATE (rows leave without a statement)
+DELETE FROM tf;
+INSERT INTO tf SELECT i, (ARRAY['a', 'b', 'secret'])[i % 3 + 1], i % 7 + 1, i % 3 FROM generate_series(2001, 2060) i;
+SELECT model FROM unlearn_train('tf_ln', 'tf', 'y', ARRAY['ln(x)', 'category(region)'], loss => 'squared',
+								sigma => 0);
+INSERT INTO tf VALUES (3000, 'a', 0, 1);
+TRUNCATE tf;
+SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret
+FROM unlearn.models WHERE model = 'tf_ln';
+SELECT unlearn_drop('tf_ln');
+-- suspended, then the partition of a category dropped
+CREATE TABLE tfp (id int, region text, x float8, y float8) PARTITION BY LIST (region);
+CREATE TABLE tfp_a PARTITION OF tfp FOR VALUES IN ('a');
+CREATE TABLE tfp_secret PARTITION OF tfp FOR VALUES IN ('secret');
+INSERT INTO tfp SELECT i, (ARRAY['a', 'secret'])[i % 2 + 1], i % 7 + 1, i % 3 FROM generate_series(1, 60) i;
+SELECT model FROM unlearn_train('tfp_ln', 'tfp', 'y', ARRAY['ln(x)', 'category(region)'], loss => 'squared',
+								sigma => 0);
+INSERT INTO tfp VALUES (3000, 'a', 0, 1);
+DROP TABLE tfp_secret;
+SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret
+FROM unlearn.models WHERE model = 'tfp_ln';
+SELECT unlearn_drop('tfp_ln');
+DROP TABLE tfp;
 
 -- 10.
 DELETE FROM tf;
