@@ -371,21 +371,20 @@ prepare_leaving(Oid root, Oid parent, Oid relid, bool truncate)
 		lr->leaves = list_copy(leaves);
 		lr->truncate = truncate;
 		MemoryContextSwitchTo(old);
-		if (m->released.status == MODEL_READY)
 		{
 			CountWork	work = {m, lr};
 			ErrorData  *failure = run_in_subtransaction(count_work, &work, count_failure_survivable);
 
 			if (failure != NULL)
 			{
-				/* rows it may not count (a forced policy): the usual path */
+				/* rows it may not count (a forced policy, a failing expression): the usual path */
 				FreeErrorData(failure);
 				lr->forgettable = false;
 				lr->nkeys = 0;
 			}
+			else if (m->released.status != MODEL_READY)
+				lr->forgettable = true; /* it only counts rows */
 		}
-		else
-			lr->forgettable = true; /* it only counts rows */
 		lr->version = MemoryContextStrdup(TopTransactionContext, model_version(ref->name));
 		old = MemoryContextSwitchTo(TopTransactionContext);
 		leaving = lappend(leaving, lr);
@@ -647,7 +646,11 @@ partition_erasure_apply(UnlearnModel *m, List *lost)
 	m->released.skipped = Max(m->released.skipped - lr->outside, 0);
 	if (m->released.status != MODEL_READY)
 	{
-		m->released.rows -= lr->rows;
+		/*
+		 * its rows less those that left, counted by its row condition, which
+		 * also counts a row a failing expression had left outside
+		 */
+		m->released.rows = Max(m->released.rows - lr->rows, 0);
 		/* a model that releases nothing keeps no taken category */
 		taken_categories_forget(m);
 		done = true;

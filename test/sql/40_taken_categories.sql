@@ -192,7 +192,7 @@ SELECT state, dims, features FROM unlearn.models WHERE model = 'tf_few';
 INSERT INTO tf SELECT i, 'e', i, i % 3 FROM generate_series(20, 30) i;
 SELECT state, dims, features[2:3] AS taken_again FROM unlearn.models WHERE model = 'tf_few';
 TRUNCATE tf;
-SELECT state, dims, features FROM unlearn.models WHERE model = 'tf_few';
+SELECT state, dims, features, rows FROM unlearn.models WHERE model = 'tf_few';
 SELECT unlearn_drop('tf_few');
 INSERT INTO tf SELECT i, (ARRAY['a', 'b', 'secret'])[i % 3 + 1], i % 7 + 1, i % 3 FROM generate_series(1, 60) i;
 SELECT model FROM unlearn_train('tf_ln', 'tf', 'y', ARRAY['ln(x)', 'category(region)'], loss => 'squared',
@@ -210,7 +210,7 @@ SELECT model FROM unlearn_train('tf_ln', 'tf', 'y', ARRAY['ln(x)', 'category(reg
 								sigma => 0);
 INSERT INTO tf VALUES (3000, 'a', 0, 1);
 TRUNCATE tf;
-SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret
+SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret, rows
 FROM unlearn.models WHERE model = 'tf_ln';
 SELECT unlearn_drop('tf_ln');
 -- suspended, then the partition of a category dropped
@@ -222,7 +222,8 @@ SELECT model FROM unlearn_train('tfp_ln', 'tfp', 'y', ARRAY['ln(x)', 'category(r
 								sigma => 0);
 INSERT INTO tfp VALUES (3000, 'a', 0, 1);
 DROP TABLE tfp_secret;
-SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret
+SELECT state, dims, array_to_string(features, ' ') LIKE '%secret%' AS knows_secret,
+	   rows = (SELECT count(*) FROM tfp WHERE x > 0) AS rows_match
 FROM unlearn.models WHERE model = 'tfp_ln';
 SELECT unlearn_drop('tfp_ln');
 DROP TABLE tfp;
