@@ -57,7 +57,7 @@ extern List *category_feature_texts(const char *text, Oid relid, const char *mod
 extern List *category_group_texts(const char *column, Oid type, char **canonical, int n);
 extern Oid	category_column_type(Oid relid, const char *column, const char *feature, const char *model);
 extern char *category_value(const char *value, Oid type, const char *feature, const char *model);
-extern bool category_group_of_column(UnlearnModel *m, const char *column, int *first,
+extern bool category_group_of_column(UnlearnModel *m, const char *column, bool compare, int *first,
 									 char ***categories, int *n);
 
 /* taken_categories.c */

@@ -501,23 +501,35 @@ category_group_ending_at(UnlearnModel *m, int j, char **sql)
 }
 
 /*
- * The one-hot group of m's features that encodes column, as
- * category_group_texts wrote it (its "other" found by name, its
- * categories compared as text): its first feature and its categories;
- * false if there is none.
+ * The one-hot group of m's features that encodes column, found by its
+ * "other" (named by the column): its first feature and its categories;
+ * false if there is none.  With compare, each of its features must also
+ * be, as text, what category_group_texts writes for them (n + 1
+ * expressions parsed); without, only an expression, which is what a
+ * statement's trigger can afford.
  */
 bool
-category_group_of_column(UnlearnModel *m, const char *column, int *first, char ***categories, int *n)
+category_group_of_column(UnlearnModel *m, const char *column, bool compare, int *first,
+						 char ***categories, int *n)
 {
-	int			j;
+	int			j,
+				i;
 
 	for (j = 0; j < m->def.nfeatures; j++)
 	{
 		char	   *name;
 		Oid			base;
+		bool		found;
 
-		if (category_other_parse(m, j, &name, &base, categories, n) && strcmp(name, column) == 0 &&
-			features_are(m, j - *n, category_group_texts(column, base, *categories, *n)))
+		if (!category_other_parse(m, j, &name, &base, categories, n) || strcmp(name, column) != 0 ||
+			j < *n)
+			continue;
+		found = true;
+		if (compare)
+			found = features_are(m, j - *n, category_group_texts(column, base, *categories, *n));
+		for (i = j - *n; found && i < j; i++)
+			found = feature_is_expression(m, i);
+		if (found)
 		{
 			*first = j - *n;
 			return true;

@@ -208,7 +208,7 @@ take_categories(UnlearnModel *m)
 		char	  **now = distinct_values(m, column, type, &k);
 		bool		same;
 
-		if (!category_group_of_column(m, column, &first, &old, &n))
+		if (!category_group_of_column(m, column, true, &first, &old, &n))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("model \"%s\" has no one-hot group of column \"%s\", whose categories it takes from its rows",
@@ -247,7 +247,7 @@ taken_categories_forget(UnlearnModel *m)
 					n;
 		char	  **old;
 
-		if (category_group_of_column(m, column, &first, &old, &n) && n > 0)
+		if (category_group_of_column(m, column, true, &first, &old, &n) && n > 0)
 			replace_features(m, first, n + 1,
 							 category_group_texts(column,
 												  category_column_type(m->def.source, column, column,
@@ -258,7 +258,9 @@ taken_categories_forget(UnlearnModel *m)
 
 /*
  * The first feature and the number of categories of each taken column's
- * group (2 per column; -1 if it has none), found once per call of m.
+ * group (2 per column; -1 if it has none), found once per call of m by its
+ * "other" alone: the statements' path (take_categories, at training,
+ * compares the whole group).
  */
 static const int *
 taken_groups(UnlearnModel *m)
@@ -272,7 +274,7 @@ taken_groups(UnlearnModel *m)
 	{
 		char	  **categories;
 
-		if (!category_group_of_column(m, m->def.taken_columns[t], &m->call.taken_groups[2 * t],
+		if (!category_group_of_column(m, m->def.taken_columns[t], false, &m->call.taken_groups[2 * t],
 									  &categories, &m->call.taken_groups[2 * t + 1]))
 			m->call.taken_groups[2 * t] = m->call.taken_groups[2 * t + 1] = -1;
 	}
