@@ -812,9 +812,6 @@ choose_cohorts(UnlearnModel *m, List **kept, Oid *base)
 	HTAB	   *table;
 	StringInfoData cond;
 	ExtensionContext ctx;
-	Oid			classes_type = TEXTARRAYOID;
-	Datum		classes = m->def.classes_declared ?
-		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	List	   *all = NIL;
 	ListCell   *lc;
 	uint64		r;
@@ -828,10 +825,10 @@ choose_cohorts(UnlearnModel *m, List **kept, Oid *base)
 	initStringInfo(&cond);
 	append_model_row_condition(m, &cond, 1, false);
 	enter_table_owner_context(m->def.source, &ctx);
-	if (SPI_execute_with_args(psprintf("SELECT %s%s, pg_catalog.count(*) FROM %s WHERE %s GROUP BY 1",
-									   quote_identifier(m->def.cohort), cohort_collation(*base),
-									   relation_qualified_name(m->def.source), cond.data),
-							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT)
+	if (execute_with_model_condition(m, psprintf("SELECT %s%s, pg_catalog.count(*) FROM %s WHERE %s GROUP BY 1",
+												 quote_identifier(m->def.cohort), cohort_collation(*base),
+												 relation_qualified_name(m->def.source), cond.data),
+									 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not count the cohorts of model \"%s\"", m->def.name);
 	for (r = 0; r < SPI_processed; r++)
 	{

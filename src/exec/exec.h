@@ -133,6 +133,7 @@ extern char *model_null_element_condition(const char *col);
 extern char *model_null_condition(UnlearnModel *m, bool with_label);
 extern void append_model_row_condition(UnlearnModel *m, StringInfo cond, int param,
 									   bool rows_filtered);
+extern int	execute_with_model_condition(UnlearnModel *m, const char *sql, long count);
 extern int	extract_float_array(Datum arr, double *out, int expected, const char *what);
 extern int	extract_float_array_missing(Datum arr, double *out, int expected, const char *what);
 extern void mark_missing_values(double *raw, int d);

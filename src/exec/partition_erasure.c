@@ -212,9 +212,6 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 {
 	StringInfoData cond;
 	ExtensionContext ctx;
-	Oid			classes_type = TEXTARRAYOID;
-	Datum		classes = m->def.classes_declared ?
-		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	Oid			base = InvalidOid;
 	ListCell   *lc;
 	List	   *keys = NIL;
@@ -234,12 +231,12 @@ count_leaving(UnlearnModel *m, LeavingRows *lr)
 		Oid			leaf = lfirst_oid(lc);
 		uint64		r;
 
-		if (SPI_execute_with_args(psprintf("SELECT %s%s, pg_catalog.count(*) FILTER (WHERE %s), pg_catalog.count(*) "
-										   "FROM ONLY %s GROUP BY 1",
-										   m->def.cohort != NULL ? quote_identifier(m->def.cohort) : "NULL::text",
-										   m->def.cohort != NULL ? cohort_collation(base) : "",
-										   cond.data, model_rows_of(m, relation_qualified_name(leaf))),
-								  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT)
+		if (execute_with_model_condition(m, psprintf("SELECT %s%s, pg_catalog.count(*) FILTER (WHERE %s), "
+													 "pg_catalog.count(*) FROM ONLY %s GROUP BY 1",
+													 m->def.cohort != NULL ? quote_identifier(m->def.cohort) : "NULL::text",
+													 m->def.cohort != NULL ? cohort_collation(base) : "",
+													 cond.data, model_rows_of(m, relation_qualified_name(leaf))),
+										 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the rows of %s", relation_qualified_name(leaf));
 		for (r = 0; r < SPI_processed; r++)
 		{

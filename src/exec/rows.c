@@ -442,6 +442,23 @@ append_model_row_condition(UnlearnModel *m, StringInfo cond, int param, bool row
 }
 
 /*
+ * Run sql, a query whose condition append_model_row_condition wrote with
+ * param 1, with m's declared classes as $1 (no parameter without them).
+ * Returns SPI's code; the rows stay in SPI_tuptable.
+ */
+int
+execute_with_model_condition(UnlearnModel *m, const char *sql, long count)
+{
+	Oid			type = TEXTARRAYOID;
+	Datum		classes;
+
+	if (!m->def.classes_declared)
+		return SPI_execute_with_args(sql, 0, NULL, NULL, NULL, false, count);
+	classes = cstring_text_array(m->released.classes, m->released.nlabels);
+	return SPI_execute_with_args(sql, 1, &type, &classes, NULL, false, count);
+}
+
+/*
  * Whether an error raised while a row's feature expressions or filter were
  * evaluated is one of the row's values: data exceptions (class 22), limits
  * a value passes (54: a character code too large) and operations a value

@@ -89,24 +89,18 @@ distinct_values(UnlearnModel *m, const char *column, Oid type, int *n)
 	char	   *rows = model_rows_query(m, &cond);
 	bool		text = type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
 	ExtensionContext ctx;
-	Oid			classes_type = TEXTARRAYOID;
-	Datum		classes;
 	char	  **out;
 	uint64		i;
 
-	classes = m->def.classes_declared ?
-		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	enter_table_owner_context(m->def.source, &ctx);
-	if (SPI_execute_with_args(psprintf("SELECT CASE WHEN pg_catalog.octet_length(d.v::pg_catalog.text) <= %d "
+	if (execute_with_model_condition(m, psprintf("SELECT CASE WHEN pg_catalog.octet_length(d.v::pg_catalog.text) <= %d "
 									   "THEN d.v::pg_catalog.text END AS category "
 									   "FROM (SELECT DISTINCT %s AS v "
 									   "FROM %s WHERE %s IS NOT NULL AND %s) AS d ORDER BY %s LIMIT %d",
 									   MAX_TAKEN_CATEGORY_BYTES, quote_identifier(column), rows,
 									   quote_identifier(column), cond.data,
 									   text ? "d.v::pg_catalog.text COLLATE \"C\"" : "d.v",
-									   MAX_TAKEN_CATEGORIES + 1),
-							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL,
-							  false, 0) != SPI_OK_SELECT)
+									   MAX_TAKEN_CATEGORIES + 1), 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the categories of column \"%s\"", column);
 	leave_extension_context(&ctx);
 	*n = (int) SPI_processed;
@@ -313,19 +307,13 @@ rows_have_new_value(UnlearnModel *m, const char *column, int other)
 	StringInfoData cond;
 	char	   *rows = model_rows_query(m, &cond);
 	ExtensionContext ctx;
-	Oid			classes_type = TEXTARRAYOID;
-	Datum		classes;
 	bool		isnull;
 	bool		found;
 
-	classes = m->def.classes_declared ?
-		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
 	enter_table_owner_context(m->def.source, &ctx);
-	if (SPI_execute_with_args(psprintf("SELECT EXISTS (SELECT FROM %s WHERE %s IS NOT NULL AND %s AND %s)",
-									   rows, quote_identifier(column), m->def.features[other],
-									   cond.data),
-							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL,
-							  false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (execute_with_model_condition(m, psprintf("SELECT EXISTS (SELECT FROM %s WHERE %s IS NOT NULL AND %s AND %s)",
+												 rows, quote_identifier(column), m->def.features[other],
+												 cond.data), 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the categories of column \"%s\"", column);
 	found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	leave_extension_context(&ctx);

@@ -76,8 +76,6 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	bool		isnull;
 	int64		total,
 				kept;
-	Oid			classes_type = TEXTARRAYOID;
-	Datum		classes;
 
 	*skipped = 0;
 	if (m->def.nulls == NULLS_ERROR && !m->def.classes_declared && m->def.filter == NULL)
@@ -85,11 +83,8 @@ model_row_count(UnlearnModel *m, int64 *skipped)
 	initStringInfo(&cond);
 	append_model_row_condition(m, &cond, 1, true);
 	enter_table_owner_context(m->def.source, &ctx);
-	classes = m->def.classes_declared ?
-		cstring_text_array(m->released.classes, m->released.nlabels) : (Datum) 0;
-	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
-									   cond.data, model_rows_of(m, relation)),
-							  m->def.classes_declared ? 1 : 0, &classes_type, &classes, NULL, false, 0) != SPI_OK_SELECT ||
+	if (execute_with_model_condition(m, psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s) FROM %s",
+												 cond.data, model_rows_of(m, relation)), 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not count the rows of %s", relation);
 	total = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
