@@ -406,17 +406,27 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 }
 
 /*
+ * m releases nothing from now on (status too few rows or suspended): its
+ * weights are zeros, and it keeps no taken category (taken_categories_forget).
+ */
+static void
+withhold_weights(UnlearnModel *m, ModelStatus status)
+{
+	m->released.status = status;
+	taken_categories_forget(m);
+	memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
+}
+
+/*
  * Release nothing and keep nothing: too few rows to fit p weights, or
  * (one_class) the rows of a classifier have a single label left.
  */
 static void
 rest_model(UnlearnModel *m, int64 rows, bool one_class)
 {
-	m->released.status = MODEL_TOO_FEW_ROWS;
+	withhold_weights(m, MODEL_TOO_FEW_ROWS);
 	m->released.rows = rows;
 	m->state.class_rows = NULL;
-	taken_categories_forget(m);
-	memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 	if (!one_class && m->def.loss == LOSS_LOGISTIC && !m->def.classes_declared &&
 		catalog_tracks_classes())
 		classes_from_rows(m);
@@ -464,10 +474,8 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 				 errdetail("A taken column may have at most 1000 values of at most 200 bytes each, and a model at most %d features.",
 						   UNLEARN_MAX_DIMS),
 				 errhint("Train it again with the categories declared: category(column, '{a,b,...}').")));
-		m->released.status = MODEL_SUSPENDED;
+		withhold_weights(m, MODEL_SUSPENDED);
 		m->state.class_rows = NULL;
-		taken_categories_forget(m);
-		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
 		return;
 	}
 	/* the categories taken afresh may make more weights than rows */
@@ -500,9 +508,7 @@ retrain_or_rest(UnlearnModel *m, bool verbose, const char *why)
 						m->def.name),
 				 errdetail("%s", training_residual_detail(m)),
 				 errhint("%s", training_residual_hint(m))));
-		m->released.status = MODEL_SUSPENDED;
-		taken_categories_forget(m);
-		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
+		withhold_weights(m, MODEL_SUSPENDED);
 	}
 }
 
@@ -748,9 +754,7 @@ exhausted(UnlearnModel *m, double spent_before, bool measured)
 						   spent_before, budget_limit(m)),
 				 errhint("Retrain the model with unlearn_retrain('%s'), or train it with options => '{\"on_exhausted\": \"retrain\"}'.",
 						 m->def.name)));
-		m->released.status = MODEL_SUSPENDED;
-		taken_categories_forget(m);
-		memset(m->released.coef, 0, sizeof(double) * m->released.nclasses * m->def.p);
+		withhold_weights(m, MODEL_SUSPENDED);
 		return;
 	}
 	retrain_now(m, "The removal budget would be exceeded.");
