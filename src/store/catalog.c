@@ -1304,6 +1304,31 @@ map_datums(UnlearnModel *m, Datum *v, char *nulls)
 	}
 }
 
+/* column_types as stored: one type per feature, then the label's */
+static Datum
+column_types_array(UnlearnModel *m)
+{
+	Datum	   *types = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
+	int			i;
+
+	for (i = 0; i <= m->def.nfeatures; i++)
+		types[i] = ObjectIdGetDatum(m->def.column_types[i]);
+	return PointerGetDatum(construct_array(types, m->def.nfeatures + 1, OIDOID, sizeof(Oid), true,
+										   TYPALIGN_INT));
+}
+
+/* expressions as stored: one flag per feature (m->def.is_expression non-NULL) */
+static Datum
+expressions_array(UnlearnModel *m)
+{
+	Datum	   *flags = palloc(sizeof(Datum) * m->def.nfeatures);
+	int			i;
+
+	for (i = 0; i < m->def.nfeatures; i++)
+		flags[i] = BoolGetDatum(m->def.is_expression[i]);
+	return PointerGetDatum(construct_array(flags, m->def.nfeatures, BOOLOID, 1, true, TYPALIGN_CHAR));
+}
+
 /*
  * Write the features of a model that takes categories from its rows (a
  * training may change them): features, expressions, column_types, dims
@@ -1314,29 +1339,24 @@ catalog_write_features(UnlearnModel *m)
 {
 	Oid			types[6] = {TEXTOID, TEXTARRAYOID, BOOLARRAYOID, OIDARRAYOID, INT4OID, TEXTARRAYOID};
 	Datum		v[6];
-	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
-	Datum	   *flags = palloc(sizeof(Datum) * m->def.nfeatures);
-	int			i;
+	char		nulls[7] = "      ";
 
 	if (catalog_level() < 16)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the installed catalog of unlearn predates categories taken from the rows"),
 				 errhint("Run ALTER EXTENSION unlearn UPDATE first.")));
-	for (i = 0; i <= m->def.nfeatures; i++)
-		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
-	for (i = 0; i < m->def.nfeatures; i++)
-		flags[i] = BoolGetDatum(m->def.is_expression != NULL && m->def.is_expression[i]);
 	v[0] = CStringGetTextDatum(m->def.name);
 	v[1] = cstring_text_array(m->def.features, m->def.nfeatures);
-	v[2] = PointerGetDatum(construct_array(flags, m->def.nfeatures, BOOLOID, 1, true, TYPALIGN_CHAR));
-	v[3] = PointerGetDatum(construct_array(typedatums, m->def.nfeatures + 1, OIDOID,
-										   sizeof(Oid), true, TYPALIGN_INT));
+	v[2] = m->def.is_expression != NULL ? expressions_array(m) : (Datum) 0;
+	if (m->def.is_expression == NULL)
+		nulls[2] = 'n';
+	v[3] = column_types_array(m);
 	v[4] = Int32GetDatum(m->def.dims);
 	v[5] = cstring_text_array(m->def.taken_columns, m->def.ntaken);
 	if (execute_kept("UPDATE unlearn.models SET features = $2, expressions = $3, "
 					 "column_types = $4::regtype[], dims = $5, taken_categories = $6 WHERE model = $1",
-					 6, types, v, NULL, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+					 6, types, v, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not write the features of model \"%s\"", m->def.name);
 }
 
@@ -1353,15 +1373,11 @@ catalog_insert_model(UnlearnModel *m)
 	Datum		v[50];
 	char		nulls[51];
 	int			level = catalog_level();
-	Datum	   *typedatums = palloc(sizeof(Datum) * (m->def.nfeatures + 1));
-	int			i;
 	int			ret;
 
 	memset(nulls, ' ', sizeof(nulls));
 	nulls[50] = '\0';
 	release_weights(m);
-	for (i = 0; i <= m->def.nfeatures; i++)
-		typedatums[i] = ObjectIdGetDatum(m->def.column_types[i]);
 
 	/* a new model starts with an empty queue, whatever was queued under its name */
 	catalog_clear_queue(m->def.name);
@@ -1371,8 +1387,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[3] = CStringGetTextDatum(m->def.label);
 	v[4] = cstring_text_array(m->def.features, m->def.nfeatures);
 	v[5] = BoolGetDatum(m->def.feature_array);
-	v[6] = PointerGetDatum(construct_array(typedatums, m->def.nfeatures + 1, OIDOID,
-										   sizeof(Oid), true, TYPALIGN_INT));
+	v[6] = column_types_array(m);
 	v[7] = CStringGetTextDatum(loss_names[m->def.loss]);
 	if (m->released.classes)
 		v[8] = cstring_text_array(m->released.classes, m->released.nlabels);
@@ -1406,14 +1421,7 @@ catalog_insert_model(UnlearnModel *m)
 	v[32] = CStringGetTextDatum(nulls_names[m->def.nulls]);
 	v[33] = Int64GetDatum(m->released.skipped);
 	if (m->def.is_expression != NULL)
-	{
-		Datum	   *flags = palloc(sizeof(Datum) * m->def.nfeatures);
-
-		for (i = 0; i < m->def.nfeatures; i++)
-			flags[i] = BoolGetDatum(m->def.is_expression[i]);
-		v[34] = PointerGetDatum(construct_array(flags, m->def.nfeatures, BOOLOID, 1, true,
-												TYPALIGN_CHAR));
-	}
+		v[34] = expressions_array(m);
 	else
 	{
 		v[34] = (Datum) 0;
