@@ -396,6 +396,8 @@ category_other_parse(UnlearnModel *m, int j, char **column, Oid *base, char ***c
 	bool		typbyval;
 	char		typalign;
 	Oid			elemtype;
+	Oid			output;
+	bool		varlena;
 	int			i;
 
 	if (!feature_is_expression(m, j) || strncmp(text, "(NOT COALESCE(", 14) != 0)
@@ -424,15 +426,12 @@ category_other_parse(UnlearnModel *m, int j, char **column, Oid *base, char ***c
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(DatumGetArrayTypeP(arr->constvalue), elemtype, typlen, typbyval, typalign,
 					  &elems, &nulls, n);
+	getTypeOutputInfo(elemtype, &output, &varlena);
 	*categories = palloc(sizeof(char *) * Max(*n, 1));
 	for (i = 0; i < *n; i++)
 	{
-		Oid			output;
-		bool		varlena;
-
 		if (nulls[i])
 			return false;
-		getTypeOutputInfo(elemtype, &output, &varlena);
 		(*categories)[i] = category_value(OidOutputFunctionCall(output, elems[i]), *base, text,
 										  m->def.name);
 	}
