@@ -261,6 +261,10 @@ typedef struct ModelRows
 								 * cannot be applied one by one, or NULL */
 	bool		other_entered;	/* a row entered with a taken group's "other"
 								 * set, cancelled or not (taken_other_set) */
+	UnlearnModel *loaded;		/* or NULL: the definition, its row locked,
+								 * that the rows were decoded with in the
+								 * memory of the call that applies them
+								 * (lock_model_for_change) */
 } ModelRows;
 extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
 extern void rethrow_lock_failure(const char *name, MemoryContext cxt);
@@ -290,6 +294,7 @@ extern Oid	trained_relation(Relation rel);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
+extern UnlearnModel *lock_model_for_change(const char *name);
 extern UnlearnModel *load_model_keeping_row(const char *name, MemoryContext cxt, HeapTuple *row,
 											TupleDesc *desc);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
@@ -299,6 +304,7 @@ extern int64 apply_async_queue(const char *name);
 /* model_cache.c */
 extern List *cached_models_of_relation(Oid relid);
 extern UnlearnModel *cached_model_for_change(const char *name);
+extern bool cached_may_have_immediate_models(Oid relid);
 /* worker.c */
 extern void worker_init(void);
 extern void worker_note_change(UnlearnModel *m, double spent_before);

@@ -161,14 +161,14 @@ rethrow_lock_failure(const char *name, MemoryContext cxt)
 }
 
 static UnlearnModel *
-lock_model(const char *name)
+lock_model(const char *name, bool with_state)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	UnlearnModel *volatile m = NULL;
 
 	PG_TRY();
 	{
-		m = catalog_load_model(name, true, true, true);
+		m = catalog_load_model(name, with_state, true, true);
 	}
 	PG_CATCH();
 	{
@@ -197,7 +197,7 @@ typedef struct ModelLoad
 								 * there (catalog_load_model_keeping_row) */
 	HeapTuple	row;
 	TupleDesc	desc;
-	UnlearnModel *m;
+	UnlearnModel *m;			/* given with its row locked: load its state */
 } ModelLoad;
 
 static void
@@ -205,10 +205,12 @@ load_model_work(void *arg)
 {
 	ModelLoad  *load = (ModelLoad *) arg;
 
-	if (load->row_cxt != NULL)
+	if (load->m != NULL)
+		catalog_load_model_state(load->m, true);
+	else if (load->row_cxt != NULL)
 		load->m = catalog_load_model_keeping_row(load->name, load->row_cxt, &load->row, &load->desc);
 	else
-		load->m = load->for_update ? lock_model(load->name) :
+		load->m = load->for_update ? lock_model(load->name, load->with_state) :
 			catalog_load_model(load->name, load->with_state, false, true);
 }
 
@@ -265,6 +267,20 @@ load_model_for_change(const char *name, bool with_state)
 }
 
 /*
+ * load_model_for_change(name, false) with the model's row locked as
+ * maintain_model locks it: a definition that the query which applies the
+ * change decodes its rows with, and gives to maintain_model
+ * (ModelRows.loaded), which then reads only its state.
+ */
+UnlearnModel *
+lock_model_for_change(const char *name)
+{
+	ModelLoad	load = {name, false, true, NULL, NULL, NULL, NULL};
+
+	return load_for_change(&load);
+}
+
+/*
  * load_model_for_change(name, false), keeping a copy of the model's
  * catalog row and its descriptor in cxt when the definition passed its
  * checks (*row NULL otherwise): the row catalog_model_from_row decodes
@@ -310,7 +326,14 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
-	m = load_model_for_change(rows->name, true);
+	if (rows->loaded != NULL)
+	{
+		ModelLoad	load = {rows->name, true, true, NULL, NULL, NULL, rows->loaded};
+
+		m = load_for_change(&load);
+	}
+	else
+		m = load_model_for_change(rows->name, true);
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */

@@ -3,7 +3,9 @@
  * model_cache.c
  *	  What the queue's row trigger (deferred.c) reads of the catalog for
  *	  every changed row: the models of the table, and the definition of
- *	  each deferred or async one.  A backend keeps both between its
+ *	  each deferred or async one; and whether the statement triggers
+ *	  (trigger.c) of a table whose models are all queued have anything to
+ *	  do.  A backend keeps both between its
  *	  transactions while no transaction has written unlearn.models since
  *	  (store/catalog_generation.c), so that a single-row statement on a busy
  *	  table pays two catalog queries and a subtransaction only after a
@@ -135,4 +137,24 @@ cached_model_for_change(const char *name)
 	if (entry->row != NULL)
 		entry->generation = now;
 	return m;
+}
+
+/*
+ * Whether relid may have a model whose changes its statements apply (not
+ * deferred or async): false only when the kept list, valid now, has none,
+ * so that a statement on a table with only queued models reads nothing of
+ * the catalog.
+ */
+bool
+cached_may_have_immediate_models(Oid relid)
+{
+	uint64		now;
+	ListCell   *lc;
+
+	if (!catalog_generation_usable(&now))
+		return true;
+	foreach(lc, cached_models_of_relation(relid))
+		if (!((ModelRef *) lfirst(lc))->deferred)
+			return true;
+	return false;
 }

@@ -351,8 +351,8 @@ trained_relation(Relation rel)
 }
 
 /*
- * BEFORE ... FOR EACH STATEMENT: lock every model of the table, in
- * model-name order, before the statement locks any row of the table, and
+ * BEFORE ... FOR EACH STATEMENT: lock every model of the table (those of
+ * refs: the others are locked already), in model-name order, before the statement locks any row of the table, and
  * hold the locks to the end of the transaction.  Every INSERT, UPDATE and
  * DELETE does so, an UPDATE of columns no model reads included: a
  * transaction that holds a row lock of the table then always holds its
@@ -438,6 +438,8 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
 
 			to->skipped_delta += from->skipped_delta;
 			to->other_entered |= from->other_entered;
+			if (from->loaded != NULL)
+				to->loaded = from->loaded;
 			if (from->whole != NIL)
 			{
 				MemoryContext old = MemoryContextSwitchTo(pc->memory);
@@ -481,19 +483,24 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 	PendingPart *part;
 	ListCell   *lc;
 	int64		i;
+	bool		applies_here;
 
 	part = add_part(pc, true, TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 1 :
 					TRIGGER_FIRED_BY_INSERT(td->tg_event) ? 2 : 4);
+	applies_here = change_complete(pc);
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		UnlearnModel *m = load_model_for_change(ref->name, false);
+		UnlearnModel *m = applies_here ? lock_model_for_change(ref->name) :
+			load_model_for_change(ref->name, false);
 		RowBatch   *removed = NULL;
 		RowBatch   *added = NULL;
 		ModelRows  *mr;
+		ModelStatus loaded_status;
 
 		if (m == NULL)
 			continue;
+		loaded_status = m->released.status;
 		suspend_if_owner_may_not_read(m, caller);
 		mr = model_rows(&part->models, m->def.name, m->def.p, pc->memory);
 		if (td->tg_oldtable != NULL)
@@ -525,8 +532,11 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 			append_batch(m->def.p, &mr->removed, removed, pc->memory);
 		if (added != NULL && added->count > 0)
 			append_batch(m->def.p, &mr->added, added, pc->memory);
+		/* unless decoding suspended it (a catalog write) */
+		if (applies_here && m->released.status == loaded_status)
+			mr->loaded = m;
 	}
-	if (!change_complete(pc))
+	if (!applies_here)
 		return;					/* another part of this query fires later */
 	/* off the list first: an error while applying leaves nothing pending */
 	pending_changes = list_delete_ptr(pending_changes, pc);
@@ -580,6 +590,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	ExtensionContext ctx;
 	PendingChange *pc;
 	Oid			root;
+	bool		locked;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -604,12 +615,25 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 * its parts on the tree must be applied together.
 	 */
 	root = trained_relation(td->tg_relation);
-	refs = immediate_models(catalog_models_of_relation(root));
+	if (!cached_may_have_immediate_models(root))
+	{
+		leave_extension_context(&ctx);
+		SPI_finish();
+		return PointerGetDatum(NULL);
+	}
+	/*
+	 * READ COMMITTED: the BEFORE trigger lists and locks the models in one
+	 * query, as no lock there can fail to serialize.  Otherwise the models
+	 * are locked one by one, so that such a failure names its model.
+	 */
+	locked = TRIGGER_FIRED_BEFORE(td->tg_event) && !IsolationUsesXactSnapshot();
+	refs = locked ? catalog_lock_immediate_models(root) :
+		immediate_models(catalog_models_of_relation(root));
 	if (refs != NIL)
 	{
 		pc = pending_change(root);
 		if (TRIGGER_FIRED_BEFORE(td->tg_event))
-			before_statement(td, refs, pc);
+			before_statement(td, locked ? NIL : refs, pc);
 		else
 			after_statement(td, refs, pc, operation, ctx.caller);
 	}

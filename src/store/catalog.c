@@ -30,9 +30,11 @@
 #include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 /* stored names of the enums, indexed by their values */
 static const char *const loss_names[] = {"logistic", "squared"};
@@ -266,7 +268,7 @@ strings_from_array(Datum arr, int *n, UnlearnModel *m)
  * no grants table, only owners read a model.
  */
 static int
-catalog_level(void)
+read_catalog_level(void)
 {
 	Oid			nsp = get_namespace_oid("unlearn", true);
 	Oid			models = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
@@ -315,6 +317,44 @@ catalog_level(void)
 			return 10;
 	}
 	return 11;
+}
+
+/*
+ * The level read once and kept until an invalidation that could change it
+ * arrives: any relation's (a column added to unlearn.models, a table
+ * created or dropped by ALTER or DROP EXTENSION) or any function's.  A
+ * statement sees every committed catalog change before it reads the level:
+ * locking its table processed the invalidations.
+ */
+static int	kept_level = 0;
+
+static void
+forget_level(Datum arg, Oid relid)
+{
+	kept_level = 0;
+}
+
+static void
+forget_level_syscache(Datum arg, int cacheid, uint32 hashvalue)
+{
+	kept_level = 0;
+}
+
+static int
+catalog_level(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		CacheRegisterRelcacheCallback(forget_level, (Datum) 0);
+		CacheRegisterSyscacheCallback(PROCNAMEARGSNSP, forget_level_syscache, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACENAME, forget_level_syscache, (Datum) 0);
+		registered = true;
+	}
+	if (kept_level == 0)
+		kept_level = read_catalog_level();
+	return kept_level;
 }
 
 /*
@@ -1004,10 +1044,21 @@ load_model_row(const char *name, bool with_state, bool for_update, bool missing_
 	m = palloc0(sizeof(UnlearnModel));
 	m->def.name = pstrdup(name);
 	model_from_row(m, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
-	/* Noisy-GD keeps no state: nothing but w is computed from the rows */
-	if (with_state && m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))
-		catalog_load_state(m, for_update);
+	if (with_state)
+		catalog_load_model_state(m, for_update);
 	return m;
+}
+
+/*
+ * The state of a model loaded without it, as catalog_load_model loads it
+ * with: a ready model's, unless it keeps none (Noisy-GD: nothing but w is
+ * computed from the rows).
+ */
+void
+catalog_load_model_state(UnlearnModel *m, bool for_update)
+{
+	if (m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))
+		catalog_load_state(m, for_update);
 }
 
 /*
@@ -1249,23 +1300,13 @@ catalog_mean_bound_per_row(const char *name, Oid owner)
 	return isnull ? NAN : DatumGetFloat8(mean);
 }
 
-/* The models trained on relid with their owners, in name order (the lock order). */
-List *
-catalog_models_of_relation(Oid relid)
+/* ModelRefs of the rows of a query's result: model, owner, deferred */
+static List *
+model_refs_of_result(void)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	int			ret;
 	List	   *out = NIL;
 	uint64		i;
 
-	args[0] = ObjectIdGetDatum(relid);
-	ret = execute_kept(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
-								"WHERE source = $1 ORDER BY model",
-								catalog_level() >= 10 ? "removal IN ('deferred', 'async')" : "false"),
-					   1, argtypes, args, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not list the models of a table: %d", ret);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		ModelRef   *ref = palloc(sizeof(ModelRef));
@@ -1279,6 +1320,50 @@ catalog_models_of_relation(Oid relid)
 		out = lappend(out, ref);
 	}
 	return out;
+}
+
+/* The models trained on relid with their owners, in name order (the lock order). */
+List *
+catalog_models_of_relation(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	int			ret;
+
+	args[0] = ObjectIdGetDatum(relid);
+	ret = execute_kept(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
+								"WHERE source = $1 ORDER BY model",
+								catalog_level() >= 10 ? "removal IN ('deferred', 'async')" : "false"),
+					   1, argtypes, args, NULL, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not list the models of a table: %d", ret);
+	return model_refs_of_result();
+}
+
+/*
+ * The models trained on relid whose changes its statements apply (not
+ * deferred or async), each locked as catalog_lock_model locks it, in name
+ * order (the lock order: the rows are locked as they leave the sort), in
+ * one query.
+ */
+List *
+catalog_lock_immediate_models(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	int			ret;
+
+	args[0] = ObjectIdGetDatum(relid);
+	ret = execute_kept(catalog_level() >= 10 ?
+					   "SELECT model, owner::oid, false FROM unlearn.models "
+					   "WHERE source = $1 AND NOT coalesce(removal IN ('deferred', 'async'), false) "
+					   "ORDER BY model FOR NO KEY UPDATE" :
+					   "SELECT model, owner::oid, false FROM unlearn.models "
+					   "WHERE source = $1 ORDER BY model FOR NO KEY UPDATE",
+					   1, argtypes, args, NULL, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the models of a table: %d", ret);
+	return model_refs_of_result();
 }
 
 const char *

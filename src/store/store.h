@@ -34,9 +34,11 @@ typedef struct ModelRef
 	bool		deferred;		/* "removal": "deferred" */
 } ModelRef;
 extern List *catalog_models_of_relation(Oid relid);
+extern List *catalog_lock_immediate_models(Oid relid);
 extern void catalog_read_latest(bool on);
 extern List *catalog_ready_models(double share, bool every);
 extern double catalog_measured_spent(const char *name);
+extern void catalog_load_model_state(UnlearnModel *m, bool for_update);
 extern void catalog_load_state(UnlearnModel *m, bool for_update);
 extern void catalog_checkout_matrices(UnlearnModel *m);
 extern bool catalog_state_version(const char *name, StateVersion *version);
