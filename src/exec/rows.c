@@ -294,6 +294,9 @@ array_has_nonfinite_element(Datum arr)
 	/* the common case, as extract_float_array reads it: the doubles in place */
 	if (elem == FLOAT8OID && !ARR_HASNULL(a))
 		return !feature_values_finite((const double *) ARR_DATA_PTR(a), ARR_DIMS(a)[0]);
+	/* an integer is finite, and a null element is not counted */
+	if (elem == INT2OID || elem == INT4OID || elem == INT8OID)
+		return false;
 	get_typlenbyvalalign(elem, &len, &byval, &align);
 	deconstruct_array(a, elem, len, byval, align, &elems, &nulls, &n);
 	for (i = 0; i < n; i++)
@@ -481,6 +484,43 @@ expression_error_of_row(const ErrorData *edata)
  * missing_ok NaN (a missing value, UnlearnNulls).  Errors name the model,
  * never a value.
  */
+/*
+ * The n elements of an array without nulls whose data starts at data, as
+ * numeric_datum_to_double reads each, for the fixed-width numeric types
+ * (their elements are stored packed at their own alignment); false for
+ * any other type.  O(n), without a Datum per element.
+ */
+static bool
+fixed_width_to_doubles(Oid elem, const char *data, int n, double *out)
+{
+	int			j;
+
+	switch (elem)
+	{
+		case FLOAT8OID:
+			memcpy(out, data, sizeof(double) * n);
+			return true;
+		case FLOAT4OID:
+			for (j = 0; j < n; j++)
+				out[j] = ((const float4 *) data)[j];
+			return true;
+		case INT2OID:
+			for (j = 0; j < n; j++)
+				out[j] = ((const int16 *) data)[j];
+			return true;
+		case INT4OID:
+			for (j = 0; j < n; j++)
+				out[j] = ((const int32 *) data)[j];
+			return true;
+		case INT8OID:
+			for (j = 0; j < n; j++)
+				out[j] = (double) ((const int64 *) data)[j];
+			return true;
+		default:
+			return false;
+	}
+}
+
 static int
 extract_array(Datum arr, double *out, int expected, const char *what, bool missing_ok)
 {
@@ -515,9 +555,7 @@ extract_array(Datum arr, double *out, int expected, const char *what, bool missi
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s has element type %s, which is not numeric", what, format_type_be(elem))));
-	if (elem == FLOAT8OID && !ARR_HASNULL(a))
-		memcpy(out, ARR_DATA_PTR(a), sizeof(double) * n);
-	else
+	if (ARR_HASNULL(a) || !fixed_width_to_doubles(elem, ARR_DATA_PTR(a), n, out))
 	{
 		get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
 		deconstruct_array(a, elem, typlen, typbyval, typalign, &elems, &nulls, &n);
