@@ -532,6 +532,9 @@ unlearn_train(PG_FUNCTION_ARGS)
 						 m->def.name)));
 	if (old != NULL)
 		check_model_owner(old, ctx.caller);
+	refuse_in_statement(relid);
+	if (old != NULL && old->def.source != relid)
+		refuse_in_statement(old->def.source);
 	reports = progress_begin("training", m->def.name, m->def.owner, relid);
 	progress_phase("waiting for table lock", 0, 1, -1);
 	lock_source(relid);

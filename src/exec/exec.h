@@ -291,6 +291,7 @@ extern void runtime_check_blas(void);
 
 extern void trigger_init(void);
 extern Oid	trained_relation(Relation rel);
+extern bool statement_in_progress(Oid relid);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);
@@ -313,6 +314,7 @@ extern void worker_request_apply(void);
 extern bool worker_applies(void);
 /* locks.c, and the DDL guard of api/unlearn.c */
 extern bool unlearn_changing_triggers;
+extern void refuse_in_statement(Oid relid);
 extern void lock_source(Oid relid);
 extern UnlearnModel *lock_source_for_owners(const char *name, Oid caller, const char *hint);
 extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);

@@ -11,6 +11,7 @@
 #include "exec/exec.h"
 
 #include "executor/spi.h"
+#include "catalog/partition.h"
 #include "utils/lsyscache.h"
 
 /*
@@ -27,6 +28,27 @@ lock_source(Oid relid)
 	if (SPI_execute(psprintf("LOCK TABLE %s IN SHARE MODE", relation_qualified_name(relid)),
 					false, 0) < 0)
 		elog(ERROR, "could not lock the source table");
+}
+
+/*
+ * Refuse to train a model on relid (or on its partition root) while a
+ * statement of this session is changing it: the statement's AFTER
+ * triggers maintain the models its BEFORE trigger locked.
+ */
+void
+refuse_in_statement(Oid relid)
+{
+	Oid			root = relid;
+
+	if (get_rel_relispartition(relid))
+		root = llast_oid(get_partition_ancestors(relid));
+	if (statement_in_progress(root))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("table \"%s\" is being changed by a statement of this session",
+						get_rel_name(relid)),
+				 errdetail("A model cannot be trained on it until the statement ends."),
+				 errhint("Train the model in a statement of its own.")));
 }
 
 /*

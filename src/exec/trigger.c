@@ -97,26 +97,68 @@ typedef struct PendingChange
 {
 	Oid			relid;			/* the trained table (a partition root) */
 	List	   *parts;			/* of PendingPart */
+	List	   *refs;			/* of ModelRef: the models its last BEFORE
+								 * trigger locked, which its AFTER triggers
+								 * maintain (no model is trained on the
+								 * table meanwhile: statement_in_progress) */
 	MemoryContext memory;		/* holds this struct, its parts and rows */
 } PendingChange;
 
 
 static List *pending_changes = NIL;	/* cells in TopTransactionContext */
 
+/* the pending change of relid, or NULL */
+static PendingChange *
+find_pending_change(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_changes)
+		if (((PendingChange *) lfirst(lc))->relid == relid)
+			return (PendingChange *) lfirst(lc);
+	return NULL;
+}
+
+/*
+ * Whether a statement of this backend is changing table relid (a
+ * partition root) and has yet to apply its rows: training a model on it
+ * then would give the statement's AFTER triggers a model their BEFORE
+ * trigger did not lock.
+ */
+bool
+statement_in_progress(Oid relid)
+{
+	return find_pending_change(relid) != NULL;
+}
+
+/* keep a copy of refs (of ModelRef) in pc, as its models */
+static void
+keep_refs(PendingChange *pc, List *refs)
+{
+	MemoryContext old = MemoryContextSwitchTo(pc->memory);
+	ListCell   *lc;
+
+	pc->refs = NIL;
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = palloc(sizeof(ModelRef));
+
+		*ref = *(ModelRef *) lfirst(lc);
+		ref->name = pstrdup(ref->name);
+		pc->refs = lappend(pc->refs, ref);
+	}
+	MemoryContextSwitchTo(old);
+}
+
 static PendingChange *
 pending_change(Oid relid)
 {
-	ListCell   *lc;
-	PendingChange *pc;
+	PendingChange *pc = find_pending_change(relid);
 	MemoryContext old;
 	MemoryContext memory;
 
-	foreach(lc, pending_changes)
-	{
-		pc = (PendingChange *) lfirst(lc);
-		if (pc->relid == relid)
-			return pc;
-	}
+	if (pc != NULL)
+		return pc;
 	memory = AllocSetContextCreate(TopTransactionContext, "unlearn pending change",
 								   ALLOCSET_DEFAULT_SIZES);
 	pc = MemoryContextAllocZero(memory, sizeof(PendingChange));
@@ -627,13 +669,21 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 * are locked one by one, so that such a failure names its model.
 	 */
 	locked = TRIGGER_FIRED_BEFORE(td->tg_event) && !IsolationUsesXactSnapshot();
-	refs = locked ? catalog_lock_immediate_models(root) :
-		immediate_models(catalog_models_of_relation(root));
+	pc = TRIGGER_FIRED_BEFORE(td->tg_event) ? NULL : find_pending_change(root);
+	if (pc != NULL)
+		refs = pc->refs;
+	else if (locked)
+		refs = catalog_lock_immediate_models(root);
+	else
+		refs = immediate_models(catalog_models_of_relation(root));
 	if (refs != NIL)
 	{
 		pc = pending_change(root);
 		if (TRIGGER_FIRED_BEFORE(td->tg_event))
+		{
+			keep_refs(pc, refs);
 			before_statement(td, locked ? NIL : refs, pc);
+		}
 		else
 			after_statement(td, refs, pc, operation, ctx.caller);
 	}

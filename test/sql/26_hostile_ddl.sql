@@ -62,3 +62,17 @@ REVOKE CREATE ON SCHEMA public FROM hd_owner;
 DELETE FROM unlearn.ledger WHERE model = 'hd_m';
 DROP ROLE hd_owner;
 DROP ROLE hd_modeler;
+
+-- 4. a model trained on a table while a statement of the session is changing
+-- it would be maintained by AFTER triggers whose BEFORE trigger never locked
+-- it: refused, and the statement and its model stay in step
+CREATE TABLE hd_mid AS SELECT id, is_one, pixels FROM ones_sevens;
+SELECT count(*) FROM unlearn_train('hd_mid', 'hd_mid', 'is_one', '{pixels}');
+CREATE FUNCTION pg_temp.train_mid() RETURNS bool LANGUAGE sql AS
+$$ SELECT count(*) > 0 FROM unlearn_train('hd_mid2', 'hd_mid', 'is_one', '{pixels}') $$;
+DELETE FROM hd_mid WHERE id = (SELECT min(id) FROM hd_mid) AND pg_temp.train_mid();
+SELECT count(*) AS models FROM unlearn.models WHERE model LIKE 'hd_mid%';
+DELETE FROM hd_mid WHERE id = (SELECT min(id) FROM hd_mid);
+SELECT rows = (SELECT count(*) FROM hd_mid) AS in_step FROM unlearn.models WHERE model = 'hd_mid';
+SELECT unlearn_drop('hd_mid');
+DROP TABLE hd_mid;
