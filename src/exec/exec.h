@@ -261,10 +261,11 @@ typedef struct ModelRows
 								 * cannot be applied one by one, or NULL */
 	bool		other_entered;	/* a row entered with a taken group's "other"
 								 * set, cancelled or not (taken_other_set) */
-	UnlearnModel *loaded;		/* or NULL: the definition, its row locked,
-								 * that the rows were decoded with in the
-								 * memory of the call that applies them
-								 * (lock_model_for_change) */
+	UnlearnModel *loaded;		/* or NULL: the definition, its row locked
+								 * (by the query's BEFORE trigger or by
+								 * lock_model_for_change), that the rows
+								 * were decoded with in the memory of the
+								 * call that applies them */
 } ModelRows;
 extern void maintain_model(ModelRows *rows, const char *operation, Oid caller);
 extern void rethrow_lock_failure(const char *name, MemoryContext cxt);

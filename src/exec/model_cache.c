@@ -139,22 +139,36 @@ cached_model_for_change(const char *name)
 	return m;
 }
 
+static bool
+has_immediate(List *refs)
+{
+	ListCell   *lc;
+
+	foreach(lc, refs)
+		if (!((ModelRef *) lfirst(lc))->deferred)
+			return true;
+	return false;
+}
+
 /*
  * Whether relid may have a model whose changes its statements apply (not
  * deferred or async): false only when the kept list, valid now, has none,
  * so that a statement on a table with only queued models reads nothing of
- * the catalog.
+ * the catalog.  A list gone stale that had such a model is not read again
+ * (true): its table's statements list the models anyway, and they write
+ * the catalog, so the list would be stale at every statement.
  */
 bool
 cached_may_have_immediate_models(Oid relid)
 {
 	uint64		now;
-	ListCell   *lc;
+	RelationModels *entry;
 
 	if (!catalog_generation_usable(&now))
 		return true;
-	foreach(lc, cached_models_of_relation(relid))
-		if (!((ModelRef *) lfirst(lc))->deferred)
-			return true;
-	return false;
+	create_tables();
+	entry = hash_search(relations, &relid, HASH_FIND, NULL);
+	if (entry != NULL && entry->generation != now && has_immediate(entry->refs))
+		return true;
+	return has_immediate(cached_models_of_relation(relid));
 }

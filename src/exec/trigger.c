@@ -519,8 +519,8 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
  * changes, tell how many parts there are.
  */
 static void
-after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *operation,
-				Oid caller)
+after_statement(TriggerData *td, List *refs, PendingChange *pc, bool locked_before,
+				const char *operation, Oid caller)
 {
 	PendingPart *part;
 	ListCell   *lc;
@@ -533,7 +533,7 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, const char *oper
 	foreach(lc, refs)
 	{
 		ModelRef   *ref = (ModelRef *) lfirst(lc);
-		UnlearnModel *m = applies_here ? lock_model_for_change(ref->name) :
+		UnlearnModel *m = applies_here && !locked_before ? lock_model_for_change(ref->name) :
 			load_model_for_change(ref->name, false);
 		RowBatch   *removed = NULL;
 		RowBatch   *added = NULL;
@@ -633,6 +633,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	PendingChange *pc;
 	Oid			root;
 	bool		locked;
+	bool		locked_before;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -670,6 +671,8 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 */
 	locked = TRIGGER_FIRED_BEFORE(td->tg_event) && !IsolationUsesXactSnapshot();
 	pc = TRIGGER_FIRED_BEFORE(td->tg_event) ? NULL : find_pending_change(root);
+	/* an AFTER trigger's models, each locked by its query's BEFORE trigger */
+	locked_before = pc != NULL;
 	if (pc != NULL)
 		refs = pc->refs;
 	else if (locked)
@@ -685,7 +688,7 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 			before_statement(td, locked ? NIL : refs, pc);
 		}
 		else
-			after_statement(td, refs, pc, operation, ctx.caller);
+			after_statement(td, refs, pc, locked_before, operation, ctx.caller);
 	}
 	leave_extension_context(&ctx);
 	SPI_finish();

@@ -30,6 +30,7 @@
 #include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -1671,8 +1672,18 @@ write_state(UnlearnModel *m, bool full)
 			nulls[5] = 'n';
 		if (ItemPointerIsValid(&m->state.version.ctid))
 		{
+			/*
+			 * planned as a TID scan whatever the table's statistics say:
+			 * after a VACUUM it looks one page long, which a sequential
+			 * scan would beat, until its versions fill it again
+			 */
+			int			level = NewGUCNestLevel();
+
+			(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
 			ret = execute_kept(psprintf("%s AND ctid = $12 RETURNING xmin, ctid", set),
 							   12, types, v, nulls, false, 0);
+			AtEOXact_GUC(true, level);
 			found = ret != SPI_OK_UPDATE_RETURNING || SPI_processed != 0;
 		}
 		/* not the version loaded: the row by its name, as it is now */
