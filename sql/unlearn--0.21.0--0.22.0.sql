@@ -1,6 +1,7 @@
 -- unlearn 0.21.0 -> 0.22.0: a feature category(column) takes its
 -- categories from the model's rows (unlearn.models.taken_categories), and
--- unlearn.models drops its CHECK constraints (the library checks what it reads).
+-- unlearn.models and unlearn.pending drop their CHECK constraints (the
+-- library checks what it reads).
 \echo Use "ALTER EXTENSION unlearn UPDATE TO '0.22.0'" to load this file. \quit
 
 ALTER TABLE unlearn.models ADD COLUMN taken_categories text[];
@@ -28,3 +29,4 @@ ALTER TABLE unlearn.models
 	DROP CONSTRAINT models_nats_check,
 	DROP CONSTRAINT models_nats_spent_check,
 	DROP CONSTRAINT models_apply_failures_check;
+ALTER TABLE unlearn.pending DROP CONSTRAINT pending_change_check;

@@ -211,13 +211,14 @@ COMMENT ON TABLE unlearn.model_grants IS 'per-model read grants (unlearn_grant):
 -- model go with it (the extension deletes them): no foreign key, whose
 -- check would lock the model's row for every queued row.  A contribution
 -- is stored as it is, in the row while it fits a page (doubles do not
--- compress).
+-- compress).  change is -1 or 1, checked where the library reads it (a
+-- CHECK constraint would be planned again at each queued row).
 CREATE TABLE unlearn.pending (
 	id			bigserial PRIMARY KEY,
 	model		text NOT NULL,
 	owner		regrole NOT NULL,
 	at			timestamptz NOT NULL DEFAULT clock_timestamp(),
-	change		smallint NOT NULL CHECK (change IN (-1, 1)),
+	change		smallint NOT NULL,
 	contribution bytea
 ) WITH (toast_tuple_target = 8160);
 ALTER TABLE unlearn.pending ALTER COLUMN contribution SET STORAGE EXTERNAL;

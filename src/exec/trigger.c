@@ -370,7 +370,9 @@ apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added, int64 ski
 	ModelRows	rows;
 
 	suspend_if_owner_may_not_read(m, caller);
-	multiset_difference(m, &removed, &added);
+	/* nothing cancels when one side is empty (a queue of DELETEs alone) */
+	if (removed->count > 0 && added->count > 0)
+		multiset_difference(m, &removed, &added);
 	memset(&rows, 0, sizeof(rows));
 	rows.name = m->def.name;
 	rows.p = m->def.p;

@@ -150,6 +150,14 @@ INSERT INTO unlearn.pending (model, owner, change) VALUES ('dq_theirs', 'dq_owne
 UPDATE unlearn.pending SET change = 1;
 DELETE FROM unlearn.pending;
 RESET ROLE;
+-- a queued change that is neither -1 nor 1 (which only a superuser could
+-- write) is reported as corrupt when applied, and stays queued
+DELETE FROM dq WHERE id = 5;
+UPDATE unlearn.pending SET change = 2 WHERE model = 'dq_theirs';
+SELECT unlearn_apply_pending('dq_theirs');
+SELECT change, count(*) FROM unlearn.pending WHERE model = 'dq_theirs' GROUP BY 1;
+UPDATE unlearn.pending SET change = -1 WHERE model = 'dq_theirs';
+SELECT model, pending FROM unlearn_apply_pending('dq_theirs');
 -- an owner who may no longer read the table's columns reads no value of
 -- the rows deleted since: the model is suspended, and its queue holds
 -- counts only (a 16-byte header)
