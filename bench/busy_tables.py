@@ -20,6 +20,10 @@ of 1 s).
    Statements per second (pgbench's tps times the statements of a
    transaction), plain and async twice each, interleaved (plain, async,
    immediate, plain, async), and the ratios to the plain table's mean.
+   Beside them, the CPU each statement cost: the machine's busy
+   core-seconds (/proc/stat) during the run, for async until its queue
+   is empty (the worker's applies included), over the statements.  With
+   both cores busy, throughput follows it.
 
 2. Lag, during each async run: a sampler reads the age of the oldest
    queued change (the entry with the smallest id, by the queue's index:
@@ -131,19 +135,30 @@ def percentile(xs, q):
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
+def cpu_busy():
+    """Busy core-seconds of the whole machine since boot (/proc/stat: user,
+    nice, system, irq, softirq, steal)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()[1:]
+    ticks = [int(v) for v in fields]
+    return (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]) / os.sysconf("SC_CLK_TCK")
+
+
 def settle(conn):
-    """Seconds from now until the async model's queue is empty, then whether
-    it reflects the table (rows = count(*)) and is certified."""
+    """Seconds from now until the async model's queue is empty, cpu_busy()
+    at that moment, then whether the model reflects the table (rows =
+    count(*)) and is certified."""
     t0 = time.perf_counter()
     while C.one(conn, "SELECT count(*) FROM unlearn.pending WHERE model = %s", (MODEL,)) > 0:
         if time.perf_counter() - t0 > 120:
-            return float("inf"), False
+            return float("inf"), cpu_busy(), False
         time.sleep(0.02)
     seconds = time.perf_counter() - t0
+    busy = cpu_busy()
     ok = C.one(conn, "SELECT m.rows = (SELECT count(*) FROM %s) AND v.certified "
                "FROM unlearn.models m, unlearn_verify(m.model) v WHERE m.model = %%s" % TABLE,
                (MODEL,))
-    return seconds, bool(ok)
+    return seconds, busy, bool(ok)
 
 
 def make_floors(conn):
@@ -213,6 +228,7 @@ def main():
         runs = [("delete", args.clients, args.transactions), ("mixed", args.clients, args.transactions // 3),
                 ("delete", 1, args.transactions)]
         rows = []
+        cpu_rows = []
         lag_rows = []
         for script, clients, transactions in runs:
             slice_ = n // clients
@@ -220,6 +236,7 @@ def main():
             if transactions > slice_ - 1 or n - clients * transactions < 1000:
                 sys.exit("busy_tables.py: --transactions too large for %d rows" % n)
             result = {"plain": [], "immediate": [], "async": []}
+            cpu = {"plain": [], "immediate": [], "async": []}
             # interleaved, plain and async twice (the machine's throughput
             # drifts between runs); the immediate model once (it is slow)
             for rep, arm in enumerate(("plain", "async", "immediate", "plain", "async")):
@@ -227,9 +244,11 @@ def main():
                 sampler = LagSampler() if arm == "async" else None
                 if sampler:
                     sampler.start()
+                busy = cpu_busy()
                 result[arm].append(pgbench(script, clients, transactions, slice_))
+                busy_end = cpu_busy()
                 if sampler:
-                    seconds, ok = settle(conn)
+                    seconds, busy_end, ok = settle(conn)
                     sampler.stop.set()
                     sampler.join()
                     failed |= not ok
@@ -241,8 +260,13 @@ def main():
                                      "%.2f" % percentile(sampler.samples, 0.99),
                                      "%.2f" % max(sampler.samples or [0]), applies,
                                      "%.2f" % seconds, "yes" if ok else "NO"])
+                cpu[arm].append((busy_end - busy) * 1e3 / (clients * transactions * per_tx))
             plain = C.median(result["plain"])
             asyn = C.median(result["async"])
+            cpu_rows.append(["%s, %d client%s" % (script, clients, "s" if clients > 1 else ""),
+                             "%.3f" % C.median(cpu["plain"]), "%.3f" % cpu["immediate"][0],
+                             "%.3f" % C.median(cpu["async"]),
+                             "%.2f" % (C.median(cpu["async"]) / C.median(cpu["plain"]))])
             rows.append(["%s, %d client%s" % (script, clients, "s" if clients > 1 else ""),
                          " ".join("%.0f" % v for v in result["plain"]), "%.0f" % result["immediate"][0],
                          " ".join("%.0f" % v for v in result["async"]),
@@ -251,6 +275,9 @@ def main():
               "the mean of the plain runs, async the mean of its runs")
         C.table(["script", "plain (2 runs)", "immediate", "async (2 runs)", "immediate/plain", "async/plain"], rows)
         print("issue's bar: async/plain >= 0.50 with %d clients (delete)" % args.clients)
+        print("\n   CPU per statement (ms): busy core-time of the machine (/proc/stat) during the run,"
+              "\n   and for async until its queue is empty (the worker's applies), over the statements")
+        C.table(["script", "plain", "immediate", "async", "async/plain"], cpu_rows)
         print("\n2. lag of the async model: age of its oldest queued change, sampled every 50 ms (s)")
         C.table(["run", "samples", "p50", "p99", "max", "applies", "settle s", "rows = count, certified"],
                 lag_rows)
