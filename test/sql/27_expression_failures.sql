@@ -76,8 +76,18 @@ SELECT count(*) AS failing FROM ef WHERE income = 0 OR age = 19;
 -- 3. retraining fails on the same rows; the model trained again with the
 -- expression mended reads them, a null being a missing value ("nulls":
 -- "impute", the default), certified
+-- (which failing row a retrain reads first, so which of the two errors it
+-- raises, follows the rows' places in the table, which page pruning may
+-- change: the test names either)
 SET ROLE ef_modeler;
-SELECT model FROM unlearn_retrain('ef_m');
+DO $$
+BEGIN
+	PERFORM unlearn_retrain('ef_m');
+	RAISE NOTICE 'retrained';
+EXCEPTION WHEN data_exception THEN
+	RAISE NOTICE 'retrain failed: %', CASE WHEN SQLSTATE IN ('2201E', '22012')
+		THEN 'ln of 0 or a division by zero' ELSE SQLSTATE END;
+END $$;
 SELECT model FROM unlearn_train('ef_m', 'ef', 'y',
 	ARRAY['ln(NULLIF(income, 0))', '1 / NULLIF(age - 19, 0)', 'region = ''north'''],
 	sigma => 1, replace => true);
