@@ -16,6 +16,7 @@
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -294,6 +295,32 @@ require_finite(const char *what, double v, double min, bool min_inclusive)
 				 errmsg("%s must be a finite number %s %g", what, min_inclusive ? ">=" : ">", min)));
 }
 
+/*
+ * Whether Citus manages relid (a distributed, reference or Citus-local
+ * table: a row of its catalog pg_dist_partition).  Its rows then live in
+ * shards, whose writes fire the shards' triggers, not the table's.
+ */
+static bool
+managed_by_citus(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	bool		managed;
+
+	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+		return false;
+	args[0] = ObjectIdGetDatum(relid);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_dist_partition "
+							  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_partition");
+	managed = SPI_processed > 0;
+	SPI_finish();
+	return managed;
+}
+
 /* tables a model can be trained on, and kept exact */
 static void
 check_source_table(Oid relid, bool deferred)
@@ -327,6 +354,12 @@ check_source_table(Oid relid, bool deferred)
 				 errmsg("cannot train a model on table \"%s\", which takes part in inheritance", name),
 				 errdetail("Writes to an inheritance child do not reach triggers on its parent."),
 				 errhint("Use declarative partitioning, or train on a table without inheritance.")));
+	if (managed_by_citus(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on table \"%s\", which Citus manages", name),
+				 errdetail("Its rows live in shards, whose writes do not fire the table's triggers."),
+				 errhint("Train on a table that Citus does not distribute.")));
 	if (!deferred)
 		refuse_foreign_partitions(relid);
 }
