@@ -565,9 +565,9 @@ unlearn_train(PG_FUNCTION_ARGS)
 						 m->def.name)));
 	if (old != NULL)
 		check_model_owner(old, ctx.caller);
-	refuse_in_statement(relid);
+	refuse_in_statement(relid, "train a model on");
 	if (old != NULL && old->def.source != relid)
-		refuse_in_statement(old->def.source);
+		refuse_in_statement(old->def.source, "replace a model of");
 	reports = progress_begin("training", m->def.name, m->def.owner, relid);
 	progress_phase("waiting for table lock", 0, 1, -1);
 	lock_source(relid);
@@ -686,6 +686,7 @@ unlearn_retrain(PG_FUNCTION_ARGS)
 	check_model_owner(m, ctx.caller);
 	/* the rights that training needs, which may have been revoked since */
 	check_can_train(m, m->def.source, ctx.caller);
+	refuse_in_statement(m->def.source, "retrain a model of");
 	reports = progress_begin("retraining", m->def.name, m->def.owner, m->def.source);
 	progress_phase("waiting for table lock", 0, 1, -1);
 	lock_source(m->def.source);

@@ -315,7 +315,7 @@ extern void worker_request_apply(void);
 extern bool worker_applies(void);
 /* locks.c, and the DDL guard of api/unlearn.c */
 extern bool unlearn_changing_triggers;
-extern void refuse_in_statement(Oid relid);
+extern void refuse_in_statement(Oid relid, const char *what);
 extern void lock_source(Oid relid);
 extern UnlearnModel *lock_source_for_owners(const char *name, Oid caller, const char *hint);
 extern void bind_relation_columns(UnlearnModel *m, Oid relid, bool with_label);

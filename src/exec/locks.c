@@ -12,6 +12,8 @@
 
 #include "executor/spi.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
+#include "commands/trigger.h"
 #include "utils/lsyscache.h"
 
 /*
@@ -31,24 +33,35 @@ lock_source(Oid relid)
 }
 
 /*
- * Refuse to train a model on relid (or on its partition root) while a
- * statement of this session is changing it: the statement's AFTER
- * triggers maintain the models its BEFORE trigger locked.
+ * Refuse to train, retrain, replace or drop a model of table relid, or to
+ * apply its queue, from inside a statement of this session that is
+ * changing the table (a function it calls): the statement has yet to apply
+ * its rows (a pending change: its AFTER triggers maintain the models its
+ * BEFORE trigger listed, decoded with their definitions of that time), or
+ * has row trigger events on the table or one of its partitions waiting to
+ * fire (a deferred or async model's queue rows).  Reads of the table in
+ * the same statement are no concern.  what: "train a model on", ...
  */
 void
-refuse_in_statement(Oid relid)
+refuse_in_statement(Oid relid, const char *what)
 {
 	Oid			root = relid;
+	ListCell   *lc;
+	bool		changing;
 
+	if (get_rel_name(relid) == NULL)
+		return;					/* dropped */
 	if (get_rel_relispartition(relid))
 		root = llast_oid(get_partition_ancestors(relid));
-	if (statement_in_progress(root))
+	changing = statement_in_progress(root);
+	foreach(lc, find_all_inheritors(root, NoLock, NULL))
+		changing |= AfterTriggerPendingOnRel(lfirst_oid(lc));
+	if (changing)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table \"%s\" is being changed by a statement of this session",
-						get_rel_name(relid)),
-				 errdetail("A model cannot be trained on it until the statement ends."),
-				 errhint("Train the model in a statement of its own.")));
+				 errmsg("cannot %s \"%s\" because a statement of this session is changing it",
+						what, get_rel_name(root)),
+				 errhint("Call the function in a statement of its own.")));
 }
 
 /*
@@ -65,6 +78,7 @@ lock_source_for_owners(const char *name, Oid caller, const char *hint)
 	m->def.name = pstrdup(name);
 	catalog_model_identity(name, false, false, &m->def.owner, &m->def.source);
 	check_model_or_table_owner(m, caller, hint);
+	refuse_in_statement(m->def.source, "change a model of");
 	lock_source(m->def.source);
 	return m;
 }

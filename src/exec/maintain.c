@@ -316,10 +316,11 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 				t_apply;
 	int64		nrem = rows->removed ? rows->removed->count : 0;
 	int			nadd = rows->added ? rows->added->count : 0;
+	bool		changed;
 	ListCell   *lc;
 
 	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL &&
-		!rows->other_entered)
+		!rows->other_entered && rows->p >= 0)
 	{
 		if (rows->skipped_delta != 0 && load_model_for_change(rows->name, false) != NULL)
 			catalog_count_skipped(rows->name, rows->skipped_delta);
@@ -337,8 +338,20 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 	t_load = elapsed_ms(start);
 	if (m == NULL)
 		return;					/* dropped meanwhile, or quarantined */
+	changed = rows->p != m->def.p;
+	if (changed)
+	{
+		/*
+		 * rows decoded with another definition (the model changed during
+		 * the statement, apply_change): none is applied, the model is
+		 * trained again on the table as it is
+		 */
+		rows->removed = rows->added = NULL;
+		nrem = nadd = 0;
+		retrain_reason = "The model changed during the statement.";
+	}
 	/* rows whose features stayed as they were, one perhaps with a new category */
-	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL &&
+	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL && !changed &&
 		(m->released.status != MODEL_READY || !MODEL_KEEPS_STATE(m) ||
 		 (retrain_reason = taken_categories_retrain_reason(m, m->released.rows, NULL, true)) == NULL))
 	{

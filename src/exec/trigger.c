@@ -480,6 +480,14 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
 			ModelRows  *from = (ModelRows *) lfirst(lc2);
 			ModelRows  *to = model_rows(&models, from->name, from->p, pc->memory);
 
+			/*
+			 * parts decoded with definitions of different widths: the
+			 * model changed between them, and is retrained on the table
+			 * (maintain_model drops rows that are not of its width)
+			 */
+			if (from->p != to->p)
+				to->p = -1;
+
 			to->skipped_delta += from->skipped_delta;
 			to->other_entered |= from->other_entered;
 			if (from->loaded != NULL)
@@ -491,6 +499,8 @@ apply_change(PendingChange *pc, const char *operation, Oid caller)
 				to->whole = list_concat(to->whole, from->whole);
 				MemoryContextSwitchTo(old);
 			}
+			if (to->p < 0)
+				continue;
 			/* one part (the usual statement): its rows as they are */
 			if (from->removed != NULL && to->removed == NULL)
 				to->removed = from->removed;
@@ -542,7 +552,8 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, bool locked_befo
 		ModelRows  *mr;
 		ModelStatus loaded_status;
 
-		if (m == NULL)
+		/* dropped, quarantined, or its name now on another table */
+		if (m == NULL || m->def.source != pc->relid)
 			continue;
 		loaded_status = m->released.status;
 		suspend_if_owner_may_not_read(m, caller);
@@ -587,6 +598,46 @@ after_statement(TriggerData *td, List *refs, PendingChange *pc, bool locked_befo
 	apply_change(pc, operation, caller);
 	/* a long transaction keeps no copy of the rows it applied */
 	MemoryContextDelete(pc->memory);
+}
+
+/*
+ * Under REPEATABLE READ or SERIALIZABLE the models are listed in the
+ * transaction's snapshot: a model trained on the table since (committed,
+ * its triggers seen) would miss the statement's rows.  Such a transaction
+ * cannot be serialized after that training: 40001, and it retries.
+ */
+static void
+refuse_models_after_snapshot(Oid root, List *refs)
+{
+	List	   *volatile latest = NIL;
+	ListCell   *lc,
+			   *lc2;
+
+	catalog_read_latest(true);
+	PG_TRY();
+	{
+		latest = catalog_models_of_relation(root);
+	}
+	PG_FINALLY();
+	{
+		catalog_read_latest(false);
+	}
+	PG_END_TRY();
+	foreach(lc, latest)
+	{
+		ModelRef   *now = (ModelRef *) lfirst(lc);
+		bool		listed = now->deferred;
+
+		foreach(lc2, refs)
+			listed |= strcmp(((ModelRef *) lfirst(lc2))->name, now->name) == 0;
+		if (!listed)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access to table \"%s\" due to a model trained on it concurrently",
+							get_rel_name(root)),
+					 errdetail("Model \"%s\" was trained after this transaction's snapshot.", now->name),
+					 errhint("Retry the transaction.")));
+	}
 }
 
 /* the models whose changes the statement triggers apply: not the deferred ones */
@@ -680,7 +731,11 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	else if (locked)
 		refs = catalog_lock_immediate_models(root);
 	else
+	{
 		refs = immediate_models(catalog_models_of_relation(root));
+		if (IsolationUsesXactSnapshot())
+			refuse_models_after_snapshot(root, refs);
+	}
 	if (refs != NIL)
 	{
 		pc = pending_change(root);

@@ -74,5 +74,31 @@ DELETE FROM hd_mid WHERE id = (SELECT min(id) FROM hd_mid) AND pg_temp.train_mid
 SELECT count(*) AS models FROM unlearn.models WHERE model LIKE 'hd_mid%';
 DELETE FROM hd_mid WHERE id = (SELECT min(id) FROM hd_mid);
 SELECT rows = (SELECT count(*) FROM hd_mid) AS in_step FROM unlearn.models WHERE model = 'hd_mid';
+-- nor may a statement retrain its model, or drop it and train its name on
+-- another table (whose model would get this statement's rows), nor train a
+-- model on a table whose models are all queued (no statement trigger there)
+CREATE TABLE hd_other AS SELECT * FROM hd_mid;
+CREATE FUNCTION pg_temp.retrain_mid(i int) RETURNS int LANGUAGE plpgsql AS
+$$ BEGIN PERFORM unlearn_retrain('hd_mid'); RETURN i; END $$;
+CREATE FUNCTION pg_temp.move_mid(i int) RETURNS int LANGUAGE plpgsql AS
+$$ BEGIN PERFORM unlearn_drop('hd_mid');
+   PERFORM unlearn_train('hd_mid', 'hd_other', 'is_one', '{pixels}'); RETURN i; END $$;
+INSERT INTO hd_mid SELECT pg_temp.retrain_mid(id + 10000), is_one, pixels FROM hd_mid WHERE id < 20;
+INSERT INTO hd_mid SELECT pg_temp.move_mid(id + 10000), is_one, pixels FROM hd_mid WHERE id < 20;
+SELECT model, source, rows = (SELECT count(*) FROM hd_mid) AS in_step, retrains
+FROM unlearn.models WHERE model LIKE 'hd_mid%';
+SELECT count(*) FROM unlearn_train('hd_queued', 'hd_other', 'is_one', '{pixels}',
+								   options => '{"removal": "deferred"}');
+-- (at the third row, once the statement has queued two: a model trained
+-- before the statement changes a row follows all of its rows)
+CREATE FUNCTION pg_temp.train_queued(i int) RETURNS int LANGUAGE plpgsql AS
+$$ BEGIN IF i = 20003 THEN
+	PERFORM unlearn_train('hd_queued2', 'hd_other', 'is_one', '{pixels}',
+						  options => '{"removal": "deferred"}');
+   END IF; RETURN i; END $$;
+INSERT INTO hd_other SELECT pg_temp.train_queued(g), true, (SELECT pixels FROM hd_other LIMIT 1)
+FROM generate_series(20001, 20005) g;
+SELECT count(*) AS models FROM unlearn.models WHERE model LIKE 'hd_queued%';
+SELECT unlearn_drop('hd_queued');
 SELECT unlearn_drop('hd_mid');
-DROP TABLE hd_mid;
+DROP TABLE hd_mid, hd_other;
