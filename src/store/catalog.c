@@ -328,17 +328,20 @@ read_catalog_level(void)
  * locking its table processed the invalidations.
  */
 static int	kept_level = 0;
+static uint64 level_invalidations = 0;
 
 static void
 forget_level(Datum arg, Oid relid)
 {
 	kept_level = 0;
+	level_invalidations++;
 }
 
 static void
 forget_level_syscache(Datum arg, int cacheid, uint32 hashvalue)
 {
 	kept_level = 0;
+	level_invalidations++;
 }
 
 static int
@@ -354,7 +357,15 @@ catalog_level(void)
 		registered = true;
 	}
 	if (kept_level == 0)
-		kept_level = read_catalog_level();
+	{
+		uint64		before = level_invalidations;
+		int			level = read_catalog_level();
+
+		/* not kept if an invalidation arrived while it was read */
+		if (level_invalidations != before)
+			return level;
+		kept_level = level;
+	}
 	return kept_level;
 }
 
