@@ -1312,13 +1312,21 @@ catalog_mean_bound_per_row(const char *name, Oid owner)
 	return isnull ? NAN : DatumGetFloat8(mean);
 }
 
-/* ModelRefs of the rows of a query's result: model, owner, deferred */
+/*
+ * The ModelRefs a query over unlearn.models gives for table relid ($1),
+ * each row's model, owner and whether it is deferred or async
+ */
 static List *
-model_refs_of_result(void)
+model_refs_of_query(const char *sql, Oid relid)
 {
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
 	List	   *out = NIL;
 	uint64		i;
 
+	args[0] = ObjectIdGetDatum(relid);
+	if (execute_kept(sql, 1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the models of a table");
 	for (i = 0; i < SPI_processed; i++)
 	{
 		ModelRef   *ref = palloc(sizeof(ModelRef));
@@ -1338,18 +1346,11 @@ model_refs_of_result(void)
 List *
 catalog_models_of_relation(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	int			ret;
-
-	args[0] = ObjectIdGetDatum(relid);
-	ret = execute_kept(psprintf("SELECT model, owner::oid, %s FROM unlearn.models "
-								"WHERE source = $1 ORDER BY model",
-								catalog_level() >= 10 ? "removal IN ('deferred', 'async')" : "false"),
-					   1, argtypes, args, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not list the models of a table: %d", ret);
-	return model_refs_of_result();
+	return model_refs_of_query(catalog_level() >= 10 ?
+							   "SELECT model, owner::oid, removal IN ('deferred', 'async') "
+							   "FROM unlearn.models WHERE source = $1 ORDER BY model" :
+							   "SELECT model, owner::oid, false "
+							   "FROM unlearn.models WHERE source = $1 ORDER BY model", relid);
 }
 
 /*
@@ -1361,21 +1362,12 @@ catalog_models_of_relation(Oid relid)
 List *
 catalog_lock_immediate_models(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	int			ret;
-
-	args[0] = ObjectIdGetDatum(relid);
-	ret = execute_kept(catalog_level() >= 10 ?
-					   "SELECT model, owner::oid, false FROM unlearn.models "
-					   "WHERE source = $1 AND NOT coalesce(removal IN ('deferred', 'async'), false) "
-					   "ORDER BY model FOR NO KEY UPDATE" :
-					   "SELECT model, owner::oid, false FROM unlearn.models "
-					   "WHERE source = $1 ORDER BY model FOR NO KEY UPDATE",
-					   1, argtypes, args, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the models of a table: %d", ret);
-	return model_refs_of_result();
+	return model_refs_of_query(catalog_level() >= 10 ?
+							   "SELECT model, owner::oid, false FROM unlearn.models "
+							   "WHERE source = $1 AND NOT coalesce(removal IN ('deferred', 'async'), false) "
+							   "ORDER BY model FOR NO KEY UPDATE" :
+							   "SELECT model, owner::oid, false FROM unlearn.models "
+							   "WHERE source = $1 ORDER BY model FOR NO KEY UPDATE", relid);
 }
 
 const char *
