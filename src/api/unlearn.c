@@ -46,6 +46,7 @@ _PG_init(void)
 	cohorts_init();
 	noisy_gd_init();
 	trigger_init();
+	writing_statements_init();
 	worker_init();
 }
 

@@ -293,6 +293,8 @@ extern void runtime_check_blas(void);
 extern void trigger_init(void);
 extern Oid	trained_relation(Relation rel);
 extern bool statement_in_progress(Oid relid);
+extern bool statement_writing(Oid root);
+extern void writing_statements_init(void);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);

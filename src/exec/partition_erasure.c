@@ -519,6 +519,9 @@ partition_erasure_prepare(Node *stmt)
 	tables = leaving_tables(stmt);
 	if (tables == NIL)
 		return false;
+	/* a statement writing the tree would apply its rows to models retrained meanwhile */
+	foreach(lc, tables)
+		refuse_in_statement(((LeavingTable *) lfirst(lc))->root, "take partitions out of");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	enter_extension_context(&ctx);

@@ -1071,6 +1071,7 @@ sync_partition_sets(Oid caller)
 		ListCell   *lc2;
 		List	   *lost = lfirst(list_nth_cell(losses, foreach_current_index(lc)));
 
+		refuse_in_statement(relid, "change the partitions of");
 		catalog_attach_triggers(relid);
 		refs = catalog_models_of_relation(relid);
 		foreach(lc2, refs)

@@ -99,6 +99,37 @@ $$ BEGIN IF i = 20003 THEN
 INSERT INTO hd_other SELECT pg_temp.train_queued(g), true, (SELECT pixels FROM hd_other LIMIT 1)
 FROM generate_series(20001, 20005) g;
 SELECT count(*) AS models FROM unlearn.models WHERE model LIKE 'hd_queued%';
+-- a deferred constraint's pending check is no statement in progress: a
+-- DELETE, then the apply, in one transaction
+ALTER TABLE hd_other ADD PRIMARY KEY (id);
+CREATE TABLE hd_child (ref int REFERENCES hd_other (id) DEFERRABLE INITIALLY DEFERRED);
+BEGIN;
+DELETE FROM hd_other WHERE id = 5;
+SELECT model, pending, rows = (SELECT count(*) FROM hd_other) AS in_step
+FROM unlearn_apply_pending('hd_queued');
+COMMIT;
 SELECT unlearn_drop('hd_queued');
 SELECT unlearn_drop('hd_mid');
-DROP TABLE hd_mid, hd_other;
+DROP TABLE hd_mid, hd_other, hd_child;
+
+-- a partition dropped or truncated inside a statement writing its tree
+-- would retrain the models on rows the statement then applies again
+CREATE TABLE hd_parts (id int, is_one bool, pixels float8[]) PARTITION BY RANGE (id);
+CREATE TABLE hd_parts_1 PARTITION OF hd_parts FOR VALUES FROM (0) TO (100000);
+CREATE TABLE hd_parts_2 PARTITION OF hd_parts FOR VALUES FROM (100000) TO (200000);
+INSERT INTO hd_parts SELECT id, is_one, pixels FROM ones_sevens;
+INSERT INTO hd_parts SELECT id + 100000, is_one, pixels FROM ones_sevens WHERE id < 50;
+SELECT count(*) FROM unlearn_train('hd_parts', 'hd_parts', 'is_one', '{pixels}');
+CREATE FUNCTION pg_temp.drop_part(i int) RETURNS int LANGUAGE plpgsql AS
+$$ BEGIN IF i = 50003 THEN DROP TABLE hd_parts_2; END IF; RETURN i; END $$;
+CREATE FUNCTION pg_temp.truncate_part(i int) RETURNS int LANGUAGE plpgsql AS
+$$ BEGIN IF i = 50003 THEN TRUNCATE hd_parts_2; END IF; RETURN i; END $$;
+INSERT INTO hd_parts SELECT pg_temp.drop_part(g), true, (SELECT pixels FROM ones_sevens LIMIT 1)
+FROM generate_series(50001, 50005) g;
+INSERT INTO hd_parts SELECT pg_temp.truncate_part(g), true, (SELECT pixels FROM ones_sevens LIMIT 1)
+FROM generate_series(50001, 50005) g;
+DROP TABLE hd_parts_2;
+SELECT rows = (SELECT count(*) FROM hd_parts) AS in_step, retrains
+FROM unlearn.models WHERE model = 'hd_parts';
+SELECT unlearn_drop('hd_parts');
+DROP TABLE hd_parts;
