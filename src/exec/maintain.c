@@ -349,6 +349,14 @@ maintain_model(ModelRows *rows, const char *operation, Oid caller)
 		rows->removed = rows->added = NULL;
 		nrem = nadd = 0;
 		retrain_reason = "The model changed during the statement.";
+		/* a model that releases nothing only counts its rows: count them */
+		if (m->released.status != MODEL_READY)
+		{
+			int64		skipped;
+
+			m->released.rows = model_row_count(m, &skipped);
+			rows->skipped_delta = skipped - m->released.skipped;
+		}
 	}
 	/* rows whose features stayed as they were, one perhaps with a new category */
 	if (nrem + nadd + list_length(rows->whole) == 0 && rows->retrain_reason == NULL && !changed &&
