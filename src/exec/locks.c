@@ -11,7 +11,6 @@
 #include "exec/exec.h"
 
 #include "executor/spi.h"
-#include "access/relation.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
@@ -33,56 +32,29 @@ lock_source(Oid relid)
 		elog(ERROR, "could not lock the source table");
 }
 
-/* whether a trigger of rel may be deferred (a DEFERRABLE constraint's) */
-static bool
-has_deferrable_trigger(Relation rel)
-{
-	int			i;
-
-	for (i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
-		if (rel->trigdesc->triggers[i].tgdeferrable)
-			return true;
-	return false;
-}
-
 /*
  * Refuse to train, retrain, replace or drop a model of table relid, change
  * its partitions, or apply its queue, from inside a statement of this
  * session that is changing the table (a function it calls): its AFTER
  * triggers apply its rows to the models its BEFORE trigger listed, decoded
  * with their definitions of that time, and its row triggers queue rows for
- * the models they find.  Such a statement is one that the executor is
- * running with the table or a partition as a result relation
- * (writing_statements.c), one whose rows are pending (the statement
- * triggers), or one with row trigger events waiting on the table or a
- * partition (COPY, which the executor hook does not see), counted only
- * where no trigger may be deferred (a DEFERRABLE constraint's events wait
- * for the commit).  Reading the table in the same statement is no concern.
- * what: "train a model on", ...
+ * the models they find.  Such a statement is one that the executor (or
+ * COPY FROM) is running with the table or a partition as a result relation
+ * (writing_statements.c), or one whose rows are pending in the statement
+ * triggers.  Reading the table in the same statement is no concern, nor is
+ * a deferred constraint's check waiting for the commit.  what: "train a
+ * model on", ...
  */
 void
 refuse_in_statement(Oid relid, const char *what)
 {
 	Oid			root = relid;
-	ListCell   *lc;
-	bool		changing;
 
 	if (get_rel_name(relid) == NULL)
 		return;					/* dropped */
 	if (get_rel_relispartition(relid))
 		root = llast_oid(get_partition_ancestors(relid));
-	changing = statement_in_progress(root) || statement_writing(root);
-	foreach(lc, find_all_inheritors(root, AccessShareLock, NULL))
-	{
-		Relation	rel;
-
-		if (changing)
-			break;
-		rel = relation_open(lfirst_oid(lc), NoLock);
-		changing = !has_deferrable_trigger(rel) && AfterTriggerPendingOnRel(lfirst_oid(lc));
-		relation_close(rel, NoLock);
-	}
-	if (changing)
+	if (statement_in_progress(root) || statement_writing(root))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("cannot %s \"%s\" because a statement of this session is changing it",

@@ -850,6 +850,7 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 {
 	volatile bool prepared = false;
 	List	   *volatile outer;
+	volatile Oid copy_into = InvalidOid;
 
 	if (IsA(pstmt->utilityStmt, TruncateStmt))
 	{
@@ -869,6 +870,12 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 						 errhint("Use DELETE to erase rows with certified removal, or drop the models with unlearn_drop() first.")));
 		}
 	}
+	/* COPY FROM writes its table without the executor's hooks */
+	if (IsA(pstmt->utilityStmt, CopyStmt) && ((CopyStmt *) pstmt->utilityStmt)->is_from &&
+		((CopyStmt *) pstmt->utilityStmt)->relation != NULL)
+		copy_into = RangeVarGetRelid(((CopyStmt *) pstmt->utilityStmt)->relation, NoLock, true);
+	if (OidIsValid(copy_into))
+		writing_copy_begin(copy_into, pstmt);
 	outer = partition_erasure_save();
 	PG_TRY();
 	{
@@ -883,6 +890,8 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	PG_FINALLY();
 	{
 		partition_erasure_restore(outer);
+		if (OidIsValid(copy_into))
+			writing_copy_end(pstmt);
 	}
 	PG_END_TRY();
 }

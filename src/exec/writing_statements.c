@@ -4,7 +4,8 @@
  *	  The tables that statements of this backend are writing right now: an
  *	  executor hook records the result relations of every INSERT, UPDATE,
  *	  DELETE, MERGE (and SELECT with a data-modifying WITH) when it starts,
- *	  and forgets them when it ends, so that a function called inside such
+ *	  and forgets them when it ends (the utility hook does the same for
+ *	  COPY FROM), so that a function called inside such
  *	  a statement can tell that the statement is changing a table
  *	  (locks.c refuse_in_statement).  Unlike the table's pending trigger
  *	  events, this does not see deferred constraint checks of statements
@@ -27,7 +28,7 @@
 
 typedef struct WritingStatement
 {
-	QueryDesc  *query;
+	const void *key;			/* its QueryDesc, or a COPY's statement */
 	SubTransactionId subxact;	/* where it started */
 	int			nrelids;
 	Oid			relids[FLEXIBLE_ARRAY_MEMBER];	/* its result relations */
@@ -65,7 +66,7 @@ writing_executor_start(QueryDesc *query, int eflags)
 		ws = MemoryContextAlloc(TopMemoryContext,
 								offsetof(WritingStatement, relids) +
 								sizeof(Oid) * list_length(stmt->resultRelations));
-		ws->query = query;
+		ws->key = query;
 		ws->subxact = GetCurrentSubTransactionId();
 		foreach(lc, stmt->resultRelations)
 			ws->relids[n++] = rt_fetch(lfirst_int(lc), stmt->rtable)->relid;
@@ -82,7 +83,7 @@ writing_executor_end(QueryDesc *query)
 	ListCell   *lc;
 
 	foreach(lc, writing)
-		if (((WritingStatement *) lfirst(lc))->query == query)
+		if (((WritingStatement *) lfirst(lc))->key == query)
 		{
 			forget_statement(lc);
 			break;
@@ -118,6 +119,40 @@ writing_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		{
 			pfree(lfirst(lc));
 			writing = foreach_delete_current(writing, lc);
+		}
+}
+
+/*
+ * COPY FROM writes its table without the executor's start and end: the
+ * utility hook (trigger.c) records it from before the command until after
+ * it, key its statement.
+ */
+void
+writing_copy_begin(Oid relid, const void *key)
+{
+	WritingStatement *ws = MemoryContextAlloc(TopMemoryContext,
+											  offsetof(WritingStatement, relids) + sizeof(Oid));
+	MemoryContext old;
+
+	ws->key = key;
+	ws->subxact = GetCurrentSubTransactionId();
+	ws->relids[0] = relid;
+	ws->nrelids = 1;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	writing = lappend(writing, ws);
+	MemoryContextSwitchTo(old);
+}
+
+void
+writing_copy_end(const void *key)
+{
+	ListCell   *lc;
+
+	foreach(lc, writing)
+		if (((WritingStatement *) lfirst(lc))->key == key)
+		{
+			forget_statement(lc);
+			return;
 		}
 }
 

@@ -108,6 +108,19 @@ DELETE FROM hd_other WHERE id = 5;
 SELECT model, pending, rows = (SELECT count(*) FROM hd_other) AS in_step
 FROM unlearn_apply_pending('hd_queued');
 COMMIT;
+-- COPY, which the executor's hooks do not see, is a statement changing it
+-- too, deferrable constraints or not
+CREATE FUNCTION pg_temp.retrain_copy() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN IF NEW.id = 30003 THEN PERFORM unlearn_retrain('hd_queued'); END IF; RETURN NEW; END $$;
+CREATE TRIGGER hd_copy_mid BEFORE INSERT ON hd_other FOR EACH ROW EXECUTE FUNCTION pg_temp.retrain_copy();
+COPY hd_other (id, is_one, pixels) FROM STDIN;
+30001	t	{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}
+30002	f	{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}
+30003	t	{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}
+30004	f	{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}
+\.
+SELECT model, pending, rows = (SELECT count(*) FROM hd_other) AS in_step
+FROM unlearn_apply_pending('hd_queued');
 SELECT unlearn_drop('hd_queued');
 SELECT unlearn_drop('hd_mid');
 DROP TABLE hd_mid, hd_other, hd_child;
