@@ -295,8 +295,8 @@ extern Oid	trained_relation(Relation rel);
 extern bool statement_in_progress(Oid relid);
 extern bool statement_writing(Oid root);
 extern void writing_statements_init(void);
-extern void writing_copy_begin(Oid relid, const void *key);
-extern void writing_copy_end(const void *key);
+extern uint64 writing_copy_begin(void);
+extern void writing_copy_end(uint64 copy);
 extern UnlearnModel *load_model_checked(const char *name, bool with_state, bool for_update,
 										ErrorData **corruption);
 extern UnlearnModel *load_model_for_change(const char *name, bool with_state);

@@ -850,7 +850,7 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 {
 	volatile bool prepared = false;
 	List	   *volatile outer;
-	volatile Oid copy_into = InvalidOid;
+	volatile uint64 copy = 0;
 
 	if (IsA(pstmt->utilityStmt, TruncateStmt))
 	{
@@ -871,11 +871,8 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		}
 	}
 	/* COPY FROM writes its table without the executor's hooks */
-	if (IsA(pstmt->utilityStmt, CopyStmt) && ((CopyStmt *) pstmt->utilityStmt)->is_from &&
-		((CopyStmt *) pstmt->utilityStmt)->relation != NULL)
-		copy_into = RangeVarGetRelid(((CopyStmt *) pstmt->utilityStmt)->relation, NoLock, true);
-	if (OidIsValid(copy_into))
-		writing_copy_begin(copy_into, pstmt);
+	if (IsA(pstmt->utilityStmt, CopyStmt) && ((CopyStmt *) pstmt->utilityStmt)->is_from)
+		copy = writing_copy_begin();
 	outer = partition_erasure_save();
 	PG_TRY();
 	{
@@ -890,8 +887,8 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	PG_FINALLY();
 	{
 		partition_erasure_restore(outer);
-		if (OidIsValid(copy_into))
-			writing_copy_end(pstmt);
+		if (copy != 0)
+			writing_copy_end(copy);
 	}
 	PG_END_TRY();
 }

@@ -4,8 +4,8 @@
  *	  The tables that statements of this backend are writing right now: an
  *	  executor hook records the result relations of every INSERT, UPDATE,
  *	  DELETE, MERGE (and SELECT with a data-modifying WITH) when it starts,
- *	  and forgets them when it ends (the utility hook does the same for
- *	  COPY FROM), so that a function called inside such
+ *	  and forgets them when it ends (the utility hook records a COPY FROM
+ *	  as writing every table), so that a function called inside such
  *	  a statement can tell that the statement is changing a table
  *	  (locks.c refuse_in_statement).  Unlike the table's pending trigger
  *	  events, this does not see deferred constraint checks of statements
@@ -28,11 +28,14 @@
 
 typedef struct WritingStatement
 {
-	const void *key;			/* its QueryDesc, or a COPY's statement */
+	const void *query;			/* its QueryDesc, or NULL: a COPY FROM */
+	uint64		copy;			/* a COPY FROM's number (writing_copy_begin) */
 	SubTransactionId subxact;	/* where it started */
 	int			nrelids;
 	Oid			relids[FLEXIBLE_ARRAY_MEMBER];	/* its result relations */
 } WritingStatement;
+
+static uint64 copies = 0;		/* COPY FROM commands begun */
 
 static List *writing = NIL;		/* of WritingStatement, in TopMemoryContext */
 static ExecutorStart_hook_type prev_executor_start = NULL;
@@ -66,7 +69,8 @@ writing_executor_start(QueryDesc *query, int eflags)
 		ws = MemoryContextAlloc(TopMemoryContext,
 								offsetof(WritingStatement, relids) +
 								sizeof(Oid) * list_length(stmt->resultRelations));
-		ws->key = query;
+		ws->query = query;
+		ws->copy = 0;
 		ws->subxact = GetCurrentSubTransactionId();
 		foreach(lc, stmt->resultRelations)
 			ws->relids[n++] = rt_fetch(lfirst_int(lc), stmt->rtable)->relid;
@@ -83,7 +87,7 @@ writing_executor_end(QueryDesc *query)
 	ListCell   *lc;
 
 	foreach(lc, writing)
-		if (((WritingStatement *) lfirst(lc))->key == query)
+		if (((WritingStatement *) lfirst(lc))->query == query)
 		{
 			forget_statement(lc);
 			break;
@@ -125,31 +129,35 @@ writing_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 /*
  * COPY FROM writes its table without the executor's start and end: the
  * utility hook (trigger.c) records it from before the command until after
- * it, key its statement.
+ * it, as writing every table (its target is resolved by the command
+ * itself, at a time and under locks of its own).  Returns the number that
+ * writing_copy_end takes; a nested run of the same statement gets another.
  */
-void
-writing_copy_begin(Oid relid, const void *key)
+uint64
+writing_copy_begin(void)
 {
 	WritingStatement *ws = MemoryContextAlloc(TopMemoryContext,
-											  offsetof(WritingStatement, relids) + sizeof(Oid));
+											  offsetof(WritingStatement, relids));
 	MemoryContext old;
 
-	ws->key = key;
+	ws->query = NULL;
+	ws->copy = ++copies;
 	ws->subxact = GetCurrentSubTransactionId();
-	ws->relids[0] = relid;
-	ws->nrelids = 1;
+	ws->nrelids = 0;
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	writing = lappend(writing, ws);
 	MemoryContextSwitchTo(old);
+	return ws->copy;
 }
 
+/* the COPY FROM numbered copy ended (gone already if its subtransaction aborted) */
 void
-writing_copy_end(const void *key)
+writing_copy_end(uint64 copy)
 {
 	ListCell   *lc;
 
 	foreach(lc, writing)
-		if (((WritingStatement *) lfirst(lc))->key == key)
+		if (((WritingStatement *) lfirst(lc))->copy == copy)
 		{
 			forget_statement(lc);
 			return;
@@ -158,7 +166,8 @@ writing_copy_end(const void *key)
 
 /*
  * Whether a statement of this backend is writing table root (a partition
- * root, or a table without partitions) or one of its partitions.
+ * root, or a table without partitions) or one of its partitions; a COPY
+ * FROM in progress counts as writing every table.
  */
 bool
 statement_writing(Oid root)
@@ -170,6 +179,8 @@ statement_writing(Oid root)
 	{
 		WritingStatement *ws = (WritingStatement *) lfirst(lc);
 
+		if (ws->query == NULL)
+			return true;		/* a COPY FROM: any table */
 		for (i = 0; i < ws->nrelids; i++)
 		{
 			Oid			relid = ws->relids[i];

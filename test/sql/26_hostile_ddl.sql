@@ -125,6 +125,37 @@ SELECT unlearn_drop('hd_queued');
 SELECT unlearn_drop('hd_mid');
 DROP TABLE hd_mid, hd_other, hd_child;
 
+-- the same COPY run again inside itself (a cached plan, the same statement)
+-- and failing there leaves the outer COPY recorded
+CREATE TABLE hd_copy AS SELECT id, is_one, pixels FROM ones_sevens;
+SELECT count(*) FROM unlearn_train('hd_copy', 'hd_copy', 'is_one', '{pixels}',
+								   options => '{"removal": "deferred"}');
+CREATE FUNCTION pg_temp.copy_two() RETURNS void LANGUAGE plpgsql AS
+$$ BEGIN COPY hd_copy FROM PROGRAM 'printf "500\tt\t{%s}\n501\tt\t{%s}\n" $(seq -s, 64) $(seq -s, 64)'; END $$;
+CREATE FUNCTION pg_temp.copy_mid() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.id = 500 AND current_setting('hd.depth', true) IS DISTINCT FROM '1' THEN
+		PERFORM set_config('hd.depth', '1', true);
+		BEGIN
+			PERFORM pg_temp.copy_two();
+		EXCEPTION WHEN raise_exception THEN
+			NULL;
+		END;
+		PERFORM set_config('hd.depth', '0', true);
+	ELSIF NEW.id = 500 THEN
+		RAISE EXCEPTION 'the inner COPY fails';
+	ELSIF NEW.id = 501 THEN
+		PERFORM unlearn_retrain('hd_copy');
+	END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER hd_copy_mid BEFORE INSERT ON hd_copy FOR EACH ROW EXECUTE FUNCTION pg_temp.copy_mid();
+SELECT pg_temp.copy_two();
+SELECT model, pending, rows = (SELECT count(*) FROM hd_copy) AS in_step
+FROM unlearn_apply_pending('hd_copy');
+SELECT unlearn_drop('hd_copy');
+DROP TABLE hd_copy;
+
 -- a partition dropped or truncated inside a statement writing its tree
 -- would retrain the models on rows the statement then applies again
 CREATE TABLE hd_parts (id int, is_one bool, pixels float8[]) PARTITION BY RANGE (id);
