@@ -81,7 +81,6 @@ cached_models_of_relation(Oid relid)
 	RelationModels *entry;
 	bool		found;
 	List	   *refs;
-	ListCell   *lc;
 	MemoryContext old;
 
 	if (!catalog_generation_usable(&now))
@@ -97,14 +96,7 @@ cached_models_of_relation(Oid relid)
 	refs = catalog_models_of_relation(relid);
 	entry->cxt = fresh_context(entry->cxt);
 	old = MemoryContextSwitchTo(entry->cxt);
-	foreach(lc, refs)
-	{
-		ModelRef   *ref = palloc(sizeof(ModelRef));
-
-		*ref = *(ModelRef *) lfirst(lc);
-		ref->name = pstrdup(ref->name);
-		entry->refs = lappend(entry->refs, ref);
-	}
+	entry->refs = model_refs_copy(refs);
 	MemoryContextSwitchTo(old);
 	entry->generation = now;
 	return refs;

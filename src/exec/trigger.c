@@ -136,17 +136,8 @@ static void
 keep_refs(PendingChange *pc, List *refs)
 {
 	MemoryContext old = MemoryContextSwitchTo(pc->memory);
-	ListCell   *lc;
 
-	pc->refs = NIL;
-	foreach(lc, refs)
-	{
-		ModelRef   *ref = palloc(sizeof(ModelRef));
-
-		*ref = *(ModelRef *) lfirst(lc);
-		ref->name = pstrdup(ref->name);
-		pc->refs = lappend(pc->refs, ref);
-	}
+	pc->refs = model_refs_copy(refs);
 	MemoryContextSwitchTo(old);
 }
 

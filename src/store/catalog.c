@@ -1342,6 +1342,24 @@ model_refs_of_query(const char *sql, Oid relid)
 	return out;
 }
 
+/* a copy of refs (of ModelRef), names included, in the current memory context */
+List *
+model_refs_copy(const List *refs)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, refs)
+	{
+		ModelRef   *ref = palloc(sizeof(ModelRef));
+
+		*ref = *(ModelRef *) lfirst(lc);
+		ref->name = pstrdup(ref->name);
+		out = lappend(out, ref);
+	}
+	return out;
+}
+
 /* The models trained on relid with their owners, in name order (the lock order). */
 List *
 catalog_models_of_relation(Oid relid)

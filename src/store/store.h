@@ -33,6 +33,7 @@ typedef struct ModelRef
 	Oid			owner;
 	bool		deferred;		/* "removal": "deferred" */
 } ModelRef;
+extern List *model_refs_copy(const List *refs);
 extern List *catalog_models_of_relation(Oid relid);
 extern List *catalog_lock_immediate_models(Oid relid);
 extern void catalog_read_latest(bool on);
