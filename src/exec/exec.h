@@ -292,7 +292,6 @@ extern void runtime_check_blas(void);
 
 extern void trigger_init(void);
 extern Oid	trained_relation(Relation rel);
-extern bool statement_in_progress(Oid relid);
 extern bool statement_writing(Oid root);
 extern void writing_statements_init(void);
 extern uint64 writing_copy_begin(void);

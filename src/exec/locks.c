@@ -40,10 +40,10 @@ lock_source(Oid relid)
  * with their definitions of that time, and its row triggers queue rows for
  * the models they find.  Such a statement is one that the executor (or
  * COPY FROM) is running with the table or a partition as a result relation
- * (writing_statements.c), or one whose rows are pending in the statement
- * triggers.  Reading the table in the same statement is no concern, nor is
- * a deferred constraint's check waiting for the commit.  what: "train a
- * model on", ...
+ * (writing_statements.c): its statement triggers' pending change lasts
+ * only while it runs.  Reading the table in the same statement is no
+ * concern, nor is a deferred constraint's check waiting for the commit.
+ * what: "train a model on", ...
  */
 void
 refuse_in_statement(Oid relid, const char *what)
@@ -54,7 +54,7 @@ refuse_in_statement(Oid relid, const char *what)
 		return;					/* dropped */
 	if (get_rel_relispartition(relid))
 		root = llast_oid(get_partition_ancestors(relid));
-	if (statement_in_progress(root) || statement_writing(root))
+	if (statement_writing(root))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("cannot %s \"%s\" because a statement of this session is changing it",

@@ -99,8 +99,8 @@ typedef struct PendingChange
 	List	   *parts;			/* of PendingPart */
 	List	   *refs;			/* of ModelRef: the models its last BEFORE
 								 * trigger locked, which its AFTER triggers
-								 * maintain (no model is trained on the
-								 * table meanwhile: statement_in_progress) */
+								 * maintain (no model of the table changes
+								 * meanwhile: refuse_in_statement) */
 	MemoryContext memory;		/* holds this struct, its parts and rows */
 } PendingChange;
 
@@ -117,18 +117,6 @@ find_pending_change(Oid relid)
 		if (((PendingChange *) lfirst(lc))->relid == relid)
 			return (PendingChange *) lfirst(lc);
 	return NULL;
-}
-
-/*
- * Whether a statement of this backend is changing table relid (a
- * partition root) and has yet to apply its rows: training a model on it
- * then would give the statement's AFTER triggers a model their BEFORE
- * trigger did not lock.
- */
-bool
-statement_in_progress(Oid relid)
-{
-	return find_pending_change(relid) != NULL;
 }
 
 /* keep a copy of refs (of ModelRef) in pc, as its models */
