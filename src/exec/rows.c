@@ -479,12 +479,6 @@ expression_error_of_row(const ErrorData *edata)
 }
 
 /*
- * Copy a numeric array into out[expected]; expected < 0 accepts any
- * length.  Returns the length.  A null element is an error, or with
- * missing_ok NaN (a missing value, UnlearnNulls).  Errors name the model,
- * never a value.
- */
-/*
  * The n elements of an array without nulls whose data starts at data, as
  * numeric_datum_to_double reads each, for the fixed-width numeric types
  * (their elements are stored packed at their own alignment); false for
@@ -521,6 +515,12 @@ fixed_width_to_doubles(Oid elem, const char *data, int n, double *out)
 	}
 }
 
+/*
+ * Copy a numeric array into out[expected]; expected < 0 accepts any
+ * length.  Returns the length.  A null element is an error, or with
+ * missing_ok NaN (a missing value, UnlearnNulls).  Errors name the model,
+ * never a value.
+ */
 static int
 extract_array(Datum arr, double *out, int expected, const char *what, bool missing_ok)
 {

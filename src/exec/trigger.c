@@ -375,10 +375,11 @@ trained_relation(Relation rel)
 
 /*
  * BEFORE ... FOR EACH STATEMENT: lock every model of the table (those of
- * refs: the others are locked already), in model-name order, before the statement locks any row of the table, and
- * hold the locks to the end of the transaction.  Every INSERT, UPDATE and
- * DELETE does so, an UPDATE of columns no model reads included: a
- * transaction that holds a row lock of the table then always holds its
+ * refs: the others are locked already), in model-name order, before the
+ * statement locks any row of the table, and hold the locks to the end of
+ * the transaction.  Every INSERT, UPDATE and DELETE does so, an UPDATE of
+ * columns no model reads included: a transaction that holds a row lock of
+ * the table then always holds its
  * models' locks as well, so no writer ever waits for a model while another
  * waits for its rows, across the statements of a transaction too (the
  * order relation-level locks before row locks, as PostgreSQL's own).
@@ -690,7 +691,10 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 * its parts on the tree must be applied together.
 	 */
 	root = trained_relation(td->tg_relation);
-	if (!cached_may_have_immediate_models(root))
+	/* an AFTER trigger's models, each locked by its query's BEFORE trigger */
+	pc = TRIGGER_FIRED_BEFORE(td->tg_event) ? NULL : find_pending_change(root);
+	locked_before = pc != NULL;
+	if (pc == NULL && !cached_may_have_immediate_models(root))
 	{
 		leave_extension_context(&ctx);
 		SPI_finish();
@@ -702,9 +706,6 @@ unlearn_maintain_trigger(PG_FUNCTION_ARGS)
 	 * are locked one by one, so that such a failure names its model.
 	 */
 	locked = TRIGGER_FIRED_BEFORE(td->tg_event) && !IsolationUsesXactSnapshot();
-	pc = TRIGGER_FIRED_BEFORE(td->tg_event) ? NULL : find_pending_change(root);
-	/* an AFTER trigger's models, each locked by its query's BEFORE trigger */
-	locked_before = pc != NULL;
 	if (pc != NULL)
 		refs = pc->refs;
 	else if (locked)
