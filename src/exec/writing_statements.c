@@ -12,7 +12,9 @@
  *	  that are over.
  *
  * An executor that an error abandons never reaches ExecutorEnd: its entry
- * goes with the subtransaction or transaction that aborts.  Cost: O(result
+ * goes with the subtransaction or transaction that aborts (one that
+ * commits hands its entries to its parent, as trigger.c hands its pending
+ * parts).  Cost: O(result
  * relations) per writing statement, nothing per row.
  *
  *-------------------------------------------------------------------------
@@ -116,14 +118,22 @@ writing_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 {
 	ListCell   *lc;
 
-	if (event != SUBXACT_EVENT_ABORT_SUB)
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
 		return;
 	foreach(lc, writing)
-		if (((WritingStatement *) lfirst(lc))->subxact == mySubid)
+	{
+		WritingStatement *ws = (WritingStatement *) lfirst(lc);
+
+		if (ws->subxact != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			ws->subxact = parentSubid;	/* still running, in the parent */
+		else
 		{
-			pfree(lfirst(lc));
+			pfree(ws);
 			writing = foreach_delete_current(writing, lc);
 		}
+	}
 }
 
 /*
