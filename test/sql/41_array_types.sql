@@ -57,12 +57,17 @@ DELETE FROM at_null_i2 WHERE id % 3 = 0;
 SELECT i.coef = f.coef AS same_coef, i.rows = f.rows AS same_rows, i.retrains
 FROM unlearn.models i, unlearn.models f WHERE i.model = 'at_null_i2' AND f.model = 'at_null_f8';
 
--- a noisy logistic model on smallint[] is certified after the same changes
+-- a noisy logistic model on smallint[] is certified after the same changes.
+-- Its spent residual depends on the drawn noise, from near 0 to over 90% of
+-- the budget across runs, so the budget NOTICE (under 10% left) and a
+-- re-anchor or retrain are legitimate outcomes and are not shown.
 CREATE TABLE at_noisy AS SELECT id, is_one, pixels FROM at_i2;
 SELECT count(*) FROM unlearn_train('at_noisy', 'at_noisy', 'is_one', '{pixels}', sigma => 10);
+SET client_min_messages = warning;
 DELETE FROM at_noisy WHERE id % 17 = 0;
 UPDATE at_noisy SET pixels[7] = pixels[7] + 1 WHERE id % 19 = 0;
-SELECT certified, rows = (SELECT count(*) FROM at_noisy) AS in_step, retrains
+RESET client_min_messages;
+SELECT certified, rows = (SELECT count(*) FROM at_noisy) AS in_step
 FROM unlearn_verify('at_noisy'), unlearn.models WHERE model = 'at_noisy';
 
 -- scores read the arrays the same way
