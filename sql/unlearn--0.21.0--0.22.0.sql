@@ -30,3 +30,9 @@ ALTER TABLE unlearn.models
 	DROP CONSTRAINT models_nats_spent_check,
 	DROP CONSTRAINT models_apply_failures_check;
 ALTER TABLE unlearn.pending DROP CONSTRAINT pending_change_check;
+
+-- models of Citus distributed tables: the shards' row trigger
+CREATE FUNCTION unlearn._shard_queue() RETURNS trigger
+AS 'MODULE_PATHNAME', 'unlearn_shard_queue_trigger' LANGUAGE C;
+REVOKE EXECUTE ON FUNCTION unlearn._shard_queue() FROM PUBLIC;
+COMMENT ON FUNCTION unlearn._shard_queue() IS 'internal: row trigger on the shards of a Citus distributed table that queues each changed row in the table''s distributed queue for one async model';

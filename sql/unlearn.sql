@@ -427,6 +427,8 @@ AS 'MODULE_PATHNAME', 'unlearn_truncate_trigger' LANGUAGE C;
 
 CREATE FUNCTION unlearn._defer() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_defer_trigger' LANGUAGE C;
+CREATE FUNCTION unlearn._shard_queue() RETURNS trigger
+AS 'MODULE_PATHNAME', 'unlearn_shard_queue_trigger' LANGUAGE C;
 
 -- every write of the catalog's models marks its transaction, which then
 -- tells the other backends to read their kept definitions again
@@ -447,7 +449,7 @@ CREATE FUNCTION unlearn._on_ddl_end() RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'unlearn_on_ddl_end' LANGUAGE C;
 
 REVOKE EXECUTE ON FUNCTION unlearn._maintain(), unlearn._forbid_truncate(), unlearn._defer(),
-	unlearn._on_sql_drop(), unlearn._on_ddl_end() FROM PUBLIC;
+	unlearn._shard_queue(), unlearn._on_sql_drop(), unlearn._on_ddl_end() FROM PUBLIC;
 
 CREATE EVENT TRIGGER unlearn_sql_drop ON sql_drop
 	EXECUTE FUNCTION unlearn._on_sql_drop();
@@ -911,6 +913,7 @@ COMMENT ON FUNCTION unlearn._apply_pending(text) IS 'internal: unlearn_apply_pen
 COMMENT ON FUNCTION unlearn._maintain() IS 'internal: statement trigger that applies certified Newton removal and addition to every model of the table';
 COMMENT ON FUNCTION unlearn._forbid_truncate() IS 'internal: trigger that rejects TRUNCATE of a table that has models';
 COMMENT ON FUNCTION unlearn._defer() IS 'internal: row trigger that queues each changed row in unlearn.pending for the table''s deferred models';
+COMMENT ON FUNCTION unlearn._shard_queue() IS 'internal: row trigger on the shards of a Citus distributed table that queues each changed row in the table''s distributed queue for one async model';
 COMMENT ON FUNCTION unlearn._on_sql_drop() IS 'internal: event trigger: a dropped table takes its models; a dropped column or trigger a model needs is refused';
 COMMENT ON FUNCTION unlearn._on_ddl_end() IS 'internal: event trigger: DDL that would change a model''s rows without its triggers is refused';
 COMMENT ON FUNCTION unlearn._matrices_digest(text) IS 'internal: a 64-bit hash of the resident removal matrices of a model (owner only), NULL if not resident; for tests';

@@ -297,36 +297,31 @@ require_finite(const char *what, double v, double min, bool min_inclusive)
 }
 
 /*
- * Whether Citus manages relid (a distributed, reference or Citus-local
- * table: a row of its catalog pg_dist_partition).  Its rows then live in
- * shards, whose writes fire the shards' triggers, not the table's.
+ * How Citus distributes relid (citus_distribution): '\0' for a table it
+ * does not manage.  A distributed table's rows live in shards, whose
+ * writes fire the shards' triggers, not the table's.
  */
-static bool
-managed_by_citus(Oid relid)
+static char
+distribution_of(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	bool		managed;
+	char		method;
 
-	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
-		return false;
-	args[0] = ObjectIdGetDatum(relid);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_dist_partition "
-							  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_dist_partition");
-	managed = SPI_processed > 0;
+	method = citus_distribution(relid);
 	SPI_finish();
-	return managed;
+	return method;
 }
 
-/* tables a model can be trained on, and kept exact */
-static void
-check_source_table(Oid relid, bool deferred)
+/*
+ * Tables a model can be trained on, and kept exact; true for a table that
+ * Citus distributes by hash, whose models must be async (citus_queue.c).
+ */
+static bool
+check_source_table(Oid relid, bool deferred, bool async)
 {
 	char		relkind = get_rel_relkind(relid);
+	char		method;
 	const char *name = get_rel_name(relid);
 
 	if (name == NULL)
@@ -355,14 +350,52 @@ check_source_table(Oid relid, bool deferred)
 				 errmsg("cannot train a model on table \"%s\", which takes part in inheritance", name),
 				 errdetail("Writes to an inheritance child do not reach triggers on its parent."),
 				 errhint("Use declarative partitioning, or train on a table without inheritance.")));
-	if (managed_by_citus(relid))
+	method = distribution_of(relid);
+	if (method != '\0' && method != 'h')
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot train a model on table \"%s\", which Citus manages", name),
-				 errdetail("Its rows live in shards, whose writes do not fire the table's triggers."),
-				 errhint("Train on a table that Citus does not distribute.")));
+				 errdetail("Its rows live in shards or copies that are not distributed by hash, whose writes no model could follow."),
+				 errhint("Train on a table that Citus distributes by hash (create_distributed_table), or on a local table.")));
+	if (method == 'h' && !async)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a model of distributed table \"%s\" needs \"removal\": \"async\"", name),
+				 errdetail("The table's rows change on the workers, whose triggers queue the changes for the coordinator to apply."),
+				 errhint("Pass options => '{\"removal\": \"async\"}'.")));
 	if (!deferred)
 		refuse_foreign_partitions(relid);
+	return method == 'h';
+}
+
+/*
+ * A model of a distributed table is kept by its shards' triggers, which
+ * decode rows without the catalog (shard_trigger.c): plain columns only,
+ * every row of the table, and classes only those a boolean label has.
+ */
+static void
+check_citus_model(UnlearnModel *m)
+{
+	const char *what = NULL;
+	int			j;
+
+	for (j = 0; j < m->def.nfeatures && what == NULL; j++)
+		if (feature_is_expression(m, j))
+			what = "feature expressions";
+	if (m->def.filter != NULL)
+		what = "a row filter";
+	else if (m->def.cohort != NULL)
+		what = "cohorts";
+	else if (m->def.classes_declared &&
+			 getBaseType(m->def.column_types[m->def.nfeatures]) != BOOLOID)
+		what = "declared classes";
+	if (what != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a model of distributed table \"%s\" cannot have %s",
+						get_rel_name(m->def.source), what),
+				 errdetail("The shards' triggers decode plain columns only, without the model's catalog."),
+				 errhint("Train on plain numeric, boolean or array columns, with a boolean label if its classes must be fixed.")));
 }
 
 static Datum training_summary(FunctionCallInfo fcinfo, UnlearnModel *m, TimestampTz started);
@@ -381,6 +414,7 @@ unlearn_train(PG_FUNCTION_ARGS)
 			   *mechanism,
 			   *noise,
 			   *loss;
+	bool		distributed;
 	Oid			relid;
 	bool		replace;
 	bool		verbose;
@@ -471,7 +505,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be between 0 and 1, exclusive")));
-	check_source_table(relid, strcmp(removal, "immediate") != 0);
+	distributed = check_source_table(relid, strcmp(removal, "immediate") != 0,
+									 strcmp(removal, "async") == 0);
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
@@ -548,6 +583,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 		m->def.centre = declared_map(m, PG_GETARG_ARRAYTYPE_P(16), "centre", false);
 		m->def.spread = declared_map(m, PG_GETARG_ARRAYTYPE_P(17), "spread", true);
 	}
+	if (distributed)
+		check_citus_model(m);
 	check_can_train(m, relid, m->def.owner);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -609,9 +646,14 @@ unlearn_train(PG_FUNCTION_ARGS)
 	catalog_insert_model(m);
 	cohorts_after_change(m, NULL, NULL);
 	catalog_attach_triggers(relid);
+	if (distributed)
+		citus_attach_model(m);
 	catalog_set_partitions(relid);
 	if (old != NULL && old->def.source != relid)
+	{
 		catalog_detach_triggers_if_unused(old->def.source);
+		citus_detach_model(m->def.name, old->def.source);
+	}
 	catalog_ledger(m, "train", 0, m->released.rows, m->released.spent, true);
 	summary = training_summary(fcinfo, m, started);
 	progress_end(reports);
@@ -720,6 +762,7 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	catalog_model_identity(name, true, false, &m->def.owner, &m->def.source);
 	catalog_delete_model(name);
 	catalog_detach_triggers_if_unused(m->def.source);
+	citus_detach_model(name, m->def.source);
 	catalog_ledger(m, "drop", 0, 0, 0.0, false);
 	leave_extension_context(&ctx);
 	SPI_finish();

@@ -196,7 +196,8 @@ load_queued_values(double *x, const char *in, int p, QueuedWidth width)
 	}
 }
 
-static bytea *
+/* a queued row (QueuedRowHeader) of p values raw, label and cohort */
+bytea *
 encode_queued_row(int p, const double *raw, const char *label, double label_value,
 				  const char *cohort)
 {
@@ -456,6 +457,7 @@ unlearn_defer_trigger(PG_FUNCTION_ARGS)
 static int64
 apply_queue(UnlearnModel *m, Oid caller)
 {
+	bool		citus = m->def.async_apply && citus_distribution(m->def.source) == 'h';
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 	RowBatch   *removed;
@@ -468,9 +470,12 @@ apply_queue(UnlearnModel *m, Oid caller)
 	uint64		i;
 
 	args[0] = CStringGetTextDatum(m->def.name);
-	if (SPI_execute_with_args("SELECT change, contribution FROM unlearn.pending "
-							  "WHERE model = $1 ORDER BY id",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+	/* a distributed table's shards queue in its own queue (citus_queue.c) */
+	if (citus)
+		entries = citus_take_queue(m->def.name, m->def.source);
+	else if (SPI_execute_with_args("SELECT change, contribution FROM unlearn.pending "
+								   "WHERE model = $1 ORDER BY id",
+								   1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the queue of model \"%s\"", m->def.name);
 	entries = SPI_processed;
 	if (entries == 0)
@@ -573,7 +578,9 @@ apply_async_queue(const char *name)
 	if (m == NULL || !m->def.async_apply)
 		return 0;
 	entries = apply_queue(m, InvalidOid);
-	catalog_note_apply(name, NULL);
+	/* a distributed table's model is visited whether or not it has entries */
+	if (entries > 0 || citus_distribution(m->def.source) != 'h')
+		catalog_note_apply(name, NULL);
 	return entries;
 }
 
@@ -630,6 +637,7 @@ unlearn_wait(PG_FUNCTION_ARGS)
 	if (m->def.async_apply)
 	{
 		int64		last;
+		bool		citus;
 
 		if (!worker_applies())
 			ereport(ERROR,
@@ -638,12 +646,20 @@ unlearn_wait(PG_FUNCTION_ARGS)
 					 errdetail("unlearn.worker is off, or unlearn is not in shared_preload_libraries."),
 					 errhint("Apply it with unlearn_apply_pending('%s').", name)));
 		args[0] = CStringGetTextDatum(name);
-		if (SPI_execute_with_args("SELECT max(id) FROM unlearn.pending WHERE model = $1",
-								  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		/* a distributed table's queue has no order: wait for it to be empty */
+		citus = citus_distribution(source) == 'h';
+		if (citus)
+			done = !citus_queue_has_entries(name, source);
+		else if (SPI_execute_with_args("SELECT max(id) FROM unlearn.pending WHERE model = $1",
+									   1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the queue of model \"%s\"", name);
-		last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		done = isnull;
-		args[1] = Int64GetDatum(last);
+		else
+		{
+			last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											   &isnull));
+			done = isnull;
+			args[1] = Int64GetDatum(last);
+		}
 		deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) (timeout * 1000));
 		while (!done)
 		{
@@ -657,10 +673,13 @@ unlearn_wait(PG_FUNCTION_ARGS)
 							 WAIT_POLL_MS, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
-			if (SPI_execute_with_args("SELECT 1 FROM unlearn.pending WHERE model = $1 AND id <= $2 LIMIT 1",
-									  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+			if (citus)
+				done = !citus_queue_has_entries(name, source);
+			else if (SPI_execute_with_args("SELECT 1 FROM unlearn.pending WHERE model = $1 AND id <= $2 LIMIT 1",
+										   2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 				elog(ERROR, "could not read the queue of model \"%s\"", name);
-			done = SPI_processed == 0;
+			else
+				done = SPI_processed == 0;
 			if (!done && GetCurrentTimestamp() >= deadline)
 				break;
 		}

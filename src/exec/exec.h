@@ -306,6 +306,8 @@ extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *adde
 							  int64 skipped_delta, const char *retrain_reason, Oid caller);
 /* deferred.c */
 extern int64 apply_async_queue(const char *name);
+extern bytea *encode_queued_row(int p, const double *raw, const char *label, double label_value,
+								const char *cohort);
 /* model_cache.c */
 extern List *cached_models_of_relation(Oid relid);
 extern UnlearnModel *cached_model_for_change(const char *name);
@@ -317,7 +319,6 @@ extern void worker_note_queued(void);
 extern void worker_request_apply(void);
 extern bool worker_applies(void);
 /* locks.c, and the DDL guard of api/unlearn.c */
-extern bool unlearn_changing_triggers;
 extern void refuse_in_statement(Oid relid, const char *what);
 extern void lock_source(Oid relid);
 extern UnlearnModel *lock_source_for_owners(const char *name, Oid caller, const char *hint);

@@ -50,6 +50,7 @@
 #include "nodes/bitmapset.h"
 #include "nodes/value.h"
 #include "utils/tuplestore.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
@@ -933,24 +934,31 @@ check_triggers_intact(const char *where, bool all_present)
 	if (SPI_execute(psprintf("SELECT t.relid::pg_catalog.oid, m.model FROM "
 							 "(SELECT source, pg_catalog.min(model) AS model, "
 							 " pg_catalog.bool_or(%s = 'immediate') AS immediate, "
-							 " pg_catalog.bool_or(%s = 'deferred') AS deferred "
+							 " pg_catalog.bool_or(%s IN ('deferred', 'async')) AS deferred, "
+							 " pg_catalog.count(*) AS models "
 							 " FROM unlearn.models %s GROUP BY source) m, "
 							 "LATERAL (SELECT m.source AS relid UNION "
 							 " SELECT p.relid FROM pg_catalog.pg_partition_tree(m.source) p) t, "
 							 "LATERAL (SELECT pg_catalog.count(*) AS present, "
-							 " pg_catalog.count(*) FILTER (WHERE g.tgenabled = 'A') AS enabled "
+							 " pg_catalog.count(*) FILTER (WHERE g.tgenabled = "
+							 " CASE WHEN g.tgname LIKE 'unlearn\\_shard\\_%%' THEN 'O' ELSE 'A' END) AS enabled "
 							 " FROM pg_catalog.pg_trigger g "
 							 " JOIN pg_catalog.pg_proc f ON f.oid = g.tgfoid "
 							 " AND f.pronamespace = 'unlearn'::pg_catalog.regnamespace "
-							 " WHERE g.tgrelid = t.relid AND g.tgname IN (" UNLEARN_TRIGGER_NAMES ")) g, "
-							 "LATERAL (SELECT c.relkind = 'f' AS is_foreign FROM pg_catalog.pg_class c "
-							 " WHERE c.oid = t.relid) c "
+							 " WHERE g.tgrelid = t.relid AND (g.tgname IN (" UNLEARN_TRIGGER_NAMES ") "
+							 " OR g.tgname LIKE 'unlearn\\_shard\\_%%')) g, "
+							 "LATERAL (SELECT c.relkind = 'f' AS is_foreign, %s AS distributed "
+							 " FROM pg_catalog.pg_class c WHERE c.oid = t.relid) c "
 							 "WHERE g.enabled <> %s",
 							 removal, removal, where,
+							 OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)) ?
+							 "c.oid IN (SELECT logicalrelid FROM pg_catalog.pg_dist_partition WHERE partmethod = 'h')" :
+							 "false",
 							 all_present ?
+							 "CASE WHEN c.distributed THEN m.models ELSE "
 							 "CASE WHEN m.immediate THEN 4 ELSE 0 END "
 							 "+ CASE WHEN c.is_foreign THEN 0 ELSE 1 END "
-							 "+ CASE WHEN m.deferred THEN 1 ELSE 0 END" : "g.present"),
+							 "+ CASE WHEN m.deferred THEN 1 ELSE 0 END END" : "g.present"),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the unlearn triggers");
 	for (i = 0; i < SPI_processed; i++)
@@ -1154,7 +1162,7 @@ refuse_trigger_impostors(void)
 					"JOIN pg_catalog.pg_proc f ON f.oid = g.tgfoid "
 					"WHERE c.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass "
 					"AND (f.pronamespace = 'unlearn'::pg_catalog.regnamespace) <> "
-					"(g.tgname IN (" UNLEARN_TRIGGER_NAMES ")) "
+					"(g.tgname IN (" UNLEARN_TRIGGER_NAMES ") OR g.tgname LIKE 'unlearn\\_shard\\_%') "
 					"AND EXISTS (SELECT 1 FROM unlearn.models m WHERE g.tgrelid IN "
 					"(SELECT m.source UNION SELECT p.relid FROM pg_catalog.pg_partition_tree(m.source) p)) "
 					"LIMIT 1",
@@ -1250,7 +1258,8 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 		/* only the trees that lost a trigger: DDL elsewhere is none of ours */
 		check_triggers_intact("WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() d "
 							  "WHERE d.object_type = 'trigger' "
-							  "AND d.address_names[3] IN (" UNLEARN_TRIGGER_NAMES ") "
+							  "AND (d.address_names[3] IN (" UNLEARN_TRIGGER_NAMES ") "
+							  "OR d.address_names[3] LIKE 'unlearn\\_shard\\_%') "
 							  "AND pg_catalog.to_regclass(pg_catalog.quote_ident(d.address_names[1]) "
 							  "|| '.' || pg_catalog.quote_ident(d.address_names[2])) IN "
 							  "(SELECT source UNION SELECT p.relid FROM pg_catalog.pg_partition_tree(source) p))",

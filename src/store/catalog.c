@@ -24,6 +24,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "access/xact.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -494,12 +495,16 @@ catalog_async_models_due(int max_backoff)
 	if (!catalog_has_async_removal())
 		return NIL;
 	args[0] = Int32GetDatum(max_backoff);
-	if (SPI_execute_with_args("SELECT m.model FROM unlearn.models m "
-							  "JOIN LATERAL (SELECT pg_catalog.min(q.id) AS first FROM unlearn.pending q "
-							  "WHERE q.model = m.model) q ON q.first IS NOT NULL "
-							  "WHERE m.removal = 'async' AND (m.apply_failures <= 0 OR m.apply_failed_at + "
-							  "pg_catalog.make_interval(secs => LEAST(2 ^ LEAST(GREATEST(m.apply_failures, 0), 30), $1)) "
-							  "<= pg_catalog.clock_timestamp()) ORDER BY q.first",
+	/* a distributed table's queue is on its workers: its models are always due */
+	if (SPI_execute_with_args(psprintf("SELECT m.model FROM unlearn.models m "
+									   "JOIN LATERAL (SELECT pg_catalog.min(q.id) AS first FROM unlearn.pending q "
+									   "WHERE q.model = m.model) q ON q.first IS NOT NULL%s "
+									   "WHERE m.removal = 'async' AND (m.apply_failures <= 0 OR m.apply_failed_at + "
+									   "pg_catalog.make_interval(secs => LEAST(2 ^ LEAST(GREATEST(m.apply_failures, 0), 30), $1)) "
+									   "<= pg_catalog.clock_timestamp()) ORDER BY q.first NULLS LAST",
+									   OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)) ?
+									   " OR m.source IN (SELECT logicalrelid FROM pg_catalog.pg_dist_partition "
+									   "WHERE partmethod = 'h')" : ""),
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the async models");
 	return result_names(cxt);
@@ -1781,7 +1786,11 @@ catalog_update_model(UnlearnModel *m)
 	if (m->call.features_retaken)
 		catalog_write_features(m);
 	if (m->call.retrained_now && m->def.deferred)
+	{
 		catalog_clear_queue(m->def.name);
+		if (m->def.async_apply && citus_distribution(m->def.source) == 'h')
+			citus_clear_queue(m->def.name, m->def.source);
+	}
 	if (m->released.status == MODEL_READY && MODEL_KEEPS_STATE(m))
 		write_state(m, m->call.retrained_now);
 	else
@@ -1955,6 +1964,9 @@ catalog_attach_triggers(Oid relid)
 	bool		deferred;
 	ListCell   *lc;
 
+	/* a distributed table's models have their shards' triggers (citus_queue.c) */
+	if (citus_distribution(relid) == 'h')
+		return;
 	removal_kinds(relid, &immediate, &deferred);
 	if (immediate)
 		refuse_foreign_partitions(relid);
@@ -2011,7 +2023,7 @@ catalog_detach_triggers_if_unused(Oid relid)
 	bool		deferred;
 	ListCell   *lc;
 
-	if (get_rel_name(relid) == NULL)
+	if (get_rel_name(relid) == NULL || citus_distribution(relid) == 'h')
 		return;
 	removal_kinds(relid, &immediate, &deferred);
 	tree = find_all_inheritors(relid, AccessShareLock, NULL);

@@ -58,6 +58,18 @@ extern bool catalog_has_category_values(void);
 extern bool catalog_has_taken_categories(void);
 extern void catalog_write_features(UnlearnModel *m);
 extern bool catalog_has_async_removal(void);
+/* catalog.c: set while the extension changes its own triggers */
+extern bool unlearn_changing_triggers;
+/* citus_queue.c */
+extern char citus_distribution(Oid relid);
+extern char *citus_queue_name(const char *table);
+extern char *citus_trigger_name(const char *model);
+extern void citus_attach_model(UnlearnModel *m);
+extern void citus_detach_model(const char *model, Oid relid);
+extern uint64 citus_take_queue(const char *model, Oid relid);
+extern void citus_clear_queue(const char *model, Oid relid);
+extern bool citus_queue_has_entries(const char *model, Oid relid);
+extern char *citus_table_name(Oid relid);
 /* catalog_generation.c */
 extern bool catalog_generation_usable(uint64 *now);
 extern void catalog_generation_init(void);

@@ -1,0 +1,300 @@
+/*-------------------------------------------------------------------------
+ *
+ * citus_queue.c
+ *	  The queue of the models of a Citus distributed table.
+ *
+ * A distributed table's rows live in shards on the workers, and their
+ * writes fire the shards' triggers, never the table's on the coordinator.
+ * So a model of such a table ("removal": "async") is kept by a row trigger
+ * that Citus copies to every shard, unlearn._shard_queue()
+ * (exec/shard_trigger.c), which queues each changed row's contribution in
+ * the table's queue, a distributed table co-located with it: a shard's
+ * entries go to the queue shard on the same worker, in the same
+ * transaction, and the coordinator's apply consumes them with one
+ * DELETE ... RETURNING (deferred.c).
+ *
+ * Names.  The queue of table t is unlearn.citus_queue_<h>, h the first 16
+ * hexadecimal digits of md5 of t's qualified name; the trigger of model m
+ * is unlearn_shard_<k>, k those of md5 of m's name.  A shard's trigger
+ * checks that its table's name hashes to the queue it is given, so a
+ * trigger on one table can write no other table's queue.
+ *
+ * Invariants:
+ *	- The queue is created by the extension's owner (a superuser) with the
+ *	  table's first model, and dropped with its last: no other role holds
+ *	  a right on it, on the coordinator or the workers.  Its columns are
+ *	  (key, model, change, contribution): key, of the type of the table's
+ *	  distribution column, is always NULL (entries are written into the
+ *	  co-located shard, never routed, and keep no row's key), change is -1
+ *	  or +1, and contribution is the queued-row format of deferred.c.
+ *	- Each model of the table has its own trigger, whose arguments hold
+ *	  everything a worker needs to decode its rows (the worker has no
+ *	  catalog of the models): model, table, queue, loss, nulls, d, p,
+ *	  whether the features are one array, the label and the feature
+ *	  columns.  A retrain writes it again.
+ *	- DDL on the table goes through the coordinator (Citus propagates it
+ *	  to the shards); these functions run it with
+ *	  citus.enable_unsafe_triggers on for that DDL only.
+ *
+ * Cost: attaching costs two DDL statements that Citus runs on every
+ * shard; taking the queue one multi-shard DELETE, O(n_queue p) bytes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "store/store.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "common/md5.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+
+#define CITUS_HASH_DIGITS 16
+
+/* the first CITUS_HASH_DIGITS hexadecimal digits of md5 of text */
+static char *
+short_md5(const char *text)
+{
+	char		hex[33];
+	const char *errstr = NULL;
+
+	if (!pg_md5_hash(text, strlen(text), hex, &errstr))
+		elog(ERROR, "could not hash a name: %s", errstr);
+	return pnstrdup(hex, CITUS_HASH_DIGITS);
+}
+
+/*
+ * How Citus distributes relid: its pg_dist_partition.partmethod ('h' hash,
+ * 'n' a reference or Citus-local table, 'a' append, 'r' range), or '\0'
+ * for a table Citus does not manage (or no Citus at all).
+ */
+char
+citus_distribution(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	char		method = '\0';
+
+	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+		return '\0';
+	args[0] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT partmethod FROM pg_catalog.pg_dist_partition "
+							  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_partition");
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			method = DatumGetChar(d);
+	}
+	return method;
+}
+
+/* the queue of the table whose qualified name is table, unquoted */
+char *
+citus_queue_name(const char *table)
+{
+	return psprintf("citus_queue_%s", short_md5(table));
+}
+
+/* the name of model's shard trigger */
+char *
+citus_trigger_name(const char *model)
+{
+	return psprintf("unlearn_shard_%s", short_md5(model));
+}
+
+/* the name of the distribution column of hash-distributed relid */
+static char *
+distribution_column(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+
+	args[0] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT pg_catalog.column_to_column_name(logicalrelid, partkey) "
+							  "FROM pg_catalog.pg_dist_partition "
+							  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read the distribution column of %s", relation_qualified_name(relid));
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+/*
+ * Run commands, DDL on a distributed table, with Citus's triggers allowed:
+ * one statement each, as Citus sends each to the workers as it is.
+ */
+static void
+run_citus_ddl(List *commands)
+{
+	ListCell   *lc;
+	int			level = NewGUCNestLevel();
+
+	(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	unlearn_changing_triggers = true;
+	PG_TRY();
+	{
+		foreach(lc, commands)
+			if (SPI_execute((const char *) lfirst(lc), false, 0) < 0)
+				elog(ERROR, "could not run Citus DDL");
+	}
+	PG_FINALLY();
+	{
+		unlearn_changing_triggers = false;
+	}
+	PG_END_TRY();
+	AtEOXact_GUC(true, level);
+}
+
+/* the schema-qualified name of relid, unquoted: what its queue's name hashes */
+char *
+citus_table_name(Oid relid)
+{
+	return psprintf("%s.%s", get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid));
+}
+
+/* the queue of relid */
+static char *
+queue_of(Oid relid)
+{
+	return citus_queue_name(citus_table_name(relid));
+}
+
+/* whether the unlearn schema holds relation name */
+static bool
+queue_exists(const char *name)
+{
+	return OidIsValid(get_relname_relid(name, get_namespace_oid("unlearn", false)));
+}
+
+/*
+ * Attach model m's shard trigger to its hash-distributed table, creating
+ * the table's queue first if it has none.
+ */
+void
+citus_attach_model(UnlearnModel *m)
+{
+	char	   *table = relation_qualified_name(m->def.source);
+	char	   *plain = citus_table_name(m->def.source);
+	char	   *queue = citus_queue_name(plain);
+	char	   *trigger = citus_trigger_name(m->def.name);
+	List	   *commands = NIL;
+	StringInfoData q;
+	int			j;
+
+	/* a training reflects the table: what was queued before is spent */
+	if (queue_exists(queue))
+		commands = lappend(commands, psprintf("DELETE FROM unlearn.%s WHERE model = %s", queue,
+											  quote_literal_cstr(m->def.name)));
+	else
+	{
+		char	   *key = distribution_column(m->def.source);
+		Oid			keytype = get_atttype(m->def.source, get_attnum(m->def.source, key));
+
+		commands = lappend(commands,
+						   psprintf("CREATE TABLE unlearn.%s (key %s, model text NOT NULL, "
+									"change smallint NOT NULL, contribution bytea)",
+									queue, format_type_be_qualified(keytype)));
+		commands = lappend(commands,
+						   psprintf("SELECT pg_catalog.create_distributed_table('unlearn.%s', 'key', "
+									"colocate_with => %s)", queue, quote_literal_cstr(table)));
+	}
+	commands = lappend(commands, psprintf("DROP TRIGGER IF EXISTS %s ON %s", trigger, table));
+	initStringInfo(&q);
+	appendStringInfo(&q, "CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW "
+					 "EXECUTE FUNCTION unlearn._shard_queue(%s, %s, %s, %s, %s, '%d', '%d', '%s', %s",
+					 trigger, table,
+					 quote_literal_cstr(m->def.name), quote_literal_cstr(plain),
+					 quote_literal_cstr(queue),
+					 m->def.loss == LOSS_SQUARED ? "'squared'" : "'logistic'",
+					 m->def.nulls == NULLS_SKIP ? "'skip'" :
+					 m->def.nulls == NULLS_IMPUTE ? "'impute'" : "'error'",
+					 m->def.dims, m->def.p, m->def.feature_array ? "array" : "columns",
+					 quote_literal_cstr(m->def.label));
+	for (j = 0; j < m->def.nfeatures; j++)
+		appendStringInfo(&q, ", %s", quote_literal_cstr(m->def.features[j]));
+	appendStringInfoChar(&q, ')');
+	commands = lappend(commands, q.data);
+	run_citus_ddl(commands);
+}
+
+/*
+ * Detach model's shard trigger from relid, if Citus distributes it, after
+ * the model left the catalog: drop its entries, or the table's queue with
+ * the table's last model.
+ */
+void
+citus_detach_model(const char *model, Oid relid)
+{
+	char	   *queue;
+	List	   *commands;
+
+	if (get_rel_name(relid) == NULL || citus_distribution(relid) != 'h')
+		return;
+	queue = queue_of(relid);
+	commands = list_make1(psprintf("DROP TRIGGER IF EXISTS %s ON %s", citus_trigger_name(model),
+								   relation_qualified_name(relid)));
+	if (queue_exists(queue))
+	{
+		if (catalog_models_of_relation(relid) == NIL)
+			commands = lappend(commands, psprintf("DROP TABLE unlearn.%s", queue));
+		else
+			commands = lappend(commands, psprintf("DELETE FROM unlearn.%s WHERE model = %s", queue,
+												  quote_literal_cstr(model)));
+	}
+	run_citus_ddl(commands);
+}
+
+/*
+ * Consume model's queued entries on hash-distributed relid: delete them,
+ * returning (change, contribution) in SPI_tuptable.  Returns how many.
+ */
+uint64
+citus_take_queue(const char *model, Oid relid)
+{
+	char	   *queue = queue_of(relid);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	if (!queue_exists(queue))
+		elog(ERROR, "the Citus queue of model \"%s\" is missing", model);
+	args[0] = CStringGetTextDatum(model);
+	if (SPI_execute_with_args(psprintf("DELETE FROM unlearn.%s WHERE model = $1 "
+									   "RETURNING change, contribution", queue),
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "could not read the queue of model \"%s\"", model);
+	return SPI_processed;
+}
+
+/* a retrained model of hash-distributed relid reflects its table: drop its entries */
+void
+citus_clear_queue(const char *model, Oid relid)
+{
+	(void) citus_take_queue(model, relid);
+}
+
+/* whether model has entries queued on hash-distributed relid */
+bool
+citus_queue_has_entries(const char *model, Oid relid)
+{
+	char	   *queue = queue_of(relid);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	if (!queue_exists(queue))
+		return false;
+	args[0] = CStringGetTextDatum(model);
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM unlearn.%s WHERE model = $1 LIMIT 1", queue),
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue of model \"%s\"", model);
+	return SPI_processed > 0;
+}
