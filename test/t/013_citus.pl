@@ -4,11 +4,17 @@
 #   - The statistics aggregates run in two phases on a distributed table
 #     (worker_partial_agg on each shard, coord_combine_agg on the
 #     coordinator) and equal the aggregate over a single-node copy.
-#   - unlearn_train refuses a distributed and a reference table before
-#     reading a row: their rows live in shards, whose writes do not fire
-#     the table's triggers, so no model could follow them.
-#   - A trained table cannot be distributed, nor added to Citus's metadata
-#     (with citus.enable_unsafe_triggers too), and its model stays in step.
+#   - A model of a hash-distributed table ("removal": "async") trains on
+#     the shards and equals the single-node model; the shards' triggers
+#     queue every change in the table's co-located queue: a DELETE through
+#     the coordinator on both workers, 100 mixed changes (least squares
+#     then equals a refit to 1e-9), a direct write to a shard on a worker.
+#     A write that bypasses the shard triggers is found by unlearn_verify.
+#   - Reference tables, other removals and what shards cannot decode
+#     (expressions) are refused; no role but the extension writes a queue
+#     or attaches the shard trigger, on any node.
+#   - A trained local table cannot be distributed, nor added to Citus's
+#     metadata (with citus.enable_unsafe_triggers too).
 use strict;
 use warnings;
 
@@ -37,7 +43,7 @@ sub citus_node
 
 	$node->init;
 	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'citus,unlearn'");
-	$node->append_conf('postgresql.conf', 'unlearn.worker = off');
+	$node->append_conf('postgresql.conf', 'unlearn.worker = ' . ($name eq 'coordinator' ? 'on' : 'off'));
 	$node->append_conf('postgresql.conf', 'max_prepared_transactions = 10');
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus; CREATE EXTENSION unlearn');
@@ -54,8 +60,8 @@ is($coordinator->safe_psql('postgres', 'SELECT count(*) FROM citus_get_active_wo
 	'2', 'a coordinator and two workers');
 
 $coordinator->safe_psql('postgres', $DIGITS_SQL . q{
-CREATE TABLE single AS SELECT id, label = 5 AS five, pixels FROM digits;
-CREATE TABLE dist (id int PRIMARY KEY, five boolean NOT NULL, pixels float8[] NOT NULL);
+CREATE TABLE single AS SELECT id, label = 5 AS five, pixels, label::float8 AS y FROM digits;
+CREATE TABLE dist (id int PRIMARY KEY, five boolean NOT NULL, pixels float8[] NOT NULL, y float8);
 SELECT create_distributed_table('dist', 'id', shard_count => 8);
 INSERT INTO dist SELECT * FROM single;
 CREATE TABLE ref AS SELECT * FROM single;
@@ -95,22 +101,136 @@ SELECT pg_temp.rel_diff(
 	(SELECT (unlearn_stats_values(unlearn_gram_state(pixels || 1::float8))).matrix FROM single)) < 1e-12}),
 	't', 'so does the Gram state');
 
-# 2. no model on a table whose rows live in shards
-for my $table ('dist', 'ref')
+# 2. what a distributed table's model cannot be
+my %refusals = (
+	"SELECT unlearn_train('m_ref', 'ref', 'five', '{pixels}')" =>
+	  qr/cannot train a model on table "ref", which Citus manages/,
+	"SELECT unlearn_train('m_imm', 'dist', 'five', '{pixels}')" =>
+	  qr/a model of distributed table "dist" needs "removal": "async"/,
+	"SELECT unlearn_train('m_expr', 'dist', 'five', '{id * 2}', options => '{\"removal\": \"async\"}')" =>
+	  qr/a model of distributed table "dist" cannot have feature expressions/,
+);
+for my $sql (sort keys %refusals)
 {
-	my ($rc, $out, $err) = $coordinator->psql('postgres',
-		"SET citus.enable_unsafe_triggers = on; SELECT unlearn_train('m_$table', '$table', 'five', '{pixels}')");
-	like($err, qr/cannot train a model on table "$table", which Citus manages/,
-		"unlearn_train refuses the " . ($table eq 'dist' ? 'distributed' : 'reference') . ' table');
+	my ($rc, $out, $err) = $coordinator->psql('postgres', $sql);
+	like($err, $refusals{$sql}, "refused: $sql");
 }
 is($coordinator->safe_psql('postgres', 'SELECT count(*) FROM unlearn.models'), '0', 'and no model is left');
 
-# 3. a trained table stays local
+# 3. training on the shards equals training on one node
+$coordinator->safe_psql('postgres', q{
+SELECT count(*) FROM (VALUES ('dist_zero', 'dist', '{"removal": "async"}'), ('single_zero', 'single', '{}')) v(m, t, o),
+	LATERAL unlearn_train(m, t, 'five', '{pixels}', sigma => 0, options => o::jsonb) s;
+SELECT count(*) FROM (VALUES ('dist_lsq', 'dist', '{"removal": "async"}'), ('single_lsq', 'single', '{}')) v(m, t, o),
+	LATERAL unlearn_train(m, t, 'y', '{pixels}', loss => 'squared', sigma => 0, options => o::jsonb) s;
+SELECT count(*) FROM unlearn_train('dist_noisy', 'dist', 'five', '{pixels}', sigma => 1,
+								   options => '{"removal": "async"}');
+});
+is( $coordinator->safe_psql('postgres', $rel_diff . q{
+SELECT string_agg(d.model || ':' || (d.rows = s.rows AND pg_temp.rel_diff(d.coef, s.coef) < 1e-9), ',' ORDER BY d.model)
+FROM unlearn.models d JOIN unlearn.models s ON s.model = replace(d.model, 'dist_', 'single_')
+WHERE d.model IN ('dist_zero', 'dist_lsq')}),
+	'dist_lsq:true,dist_zero:true',
+	'logistic and least squares trained on the shards equal the single-node models to 1e-9');
+is($coordinator->safe_psql('postgres', q{
+SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dist'::regclass AND tgname LIKE 'unlearn\_shard\_%'}),
+	'3', 'each model has its shard trigger');
+
+my $queue = $coordinator->safe_psql('postgres', q{
+SELECT c.relname FROM pg_class c JOIN pg_dist_partition p ON p.logicalrelid = c.oid
+WHERE c.relnamespace = 'unlearn'::regnamespace});
+like($queue, qr/^citus_queue_[0-9a-f]{16}$/, 'the table has one distributed queue');
+
+sub in_step
+{
+	my ($model) = @_;
+	return $coordinator->safe_psql('postgres', qq{
+SELECT m.rows = (SELECT count(*) FROM dist) AND v.certified
+	   AND (m.loss <> 'squared' OR v.retrain_distance < 1e-9)
+FROM unlearn.models m, unlearn_verify(m.model) v WHERE m.model = '$model'});
+}
+
+# 4. a DELETE through the coordinator, on both workers
+$coordinator->safe_psql('postgres', 'DELETE FROM dist WHERE id % 10 = 3');
+my $queued_rows = $coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn.$queue");
+is($queued_rows, 3 * $coordinator->safe_psql('postgres', 'SELECT count(*) FROM single WHERE id % 10 = 3'),
+	'the DELETE queued one entry per row and model');
+cmp_ok($coordinator->safe_psql('postgres', "SELECT count(DISTINCT nodeport) FROM citus_shards WHERE table_name = 'unlearn.$queue'::regclass"),
+	'==', 2, 'the queue has shards on both workers');
+is($coordinator->safe_psql('postgres', "SELECT unlearn_wait('dist_noisy', 60)"), 't',
+	'the maintenance worker applies the queue');
+is(in_step('dist_noisy'), 't', 'the noisy model forgot the rows of both workers, certified');
+
+# 5. 100 mixed changes, some on many shards
+srand(13);
+my @changes;
+for my $i (1 .. 100)
+{
+	my $k = int(rand(1797)) + 1;
+	my $r = rand();
+	push @changes,
+	    $r < 0.4 ? "DELETE FROM dist WHERE id = $k"
+	  : $r < 0.7 ? "UPDATE dist SET y = y + 1, pixels[5] = pixels[5] + 1 WHERE id % 97 = $k % 97"
+	  : $r < 0.9 ? "INSERT INTO dist SELECT id + 100000 * $i, five, pixels, y FROM dist WHERE id % 89 = $k % 89"
+	  :            "UPDATE dist SET five = NOT five WHERE id = $k";
+}
+$coordinator->safe_psql('postgres', join(";\n", @changes));
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending(m) FROM unnest('{dist_lsq,dist_noisy,dist_zero}'::text[]) m");
+is($coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn.$queue"), '0', 'the applies consumed the queue');
+is(join(',', map { in_step($_) } qw(dist_lsq dist_noisy)), 't,t',
+	'after 100 mixed changes least squares equals a refit to 1e-9, and logistic is certified');
+
+# 6. writes on a worker's shard
+my $shard = $workers[0]->safe_psql('postgres', q{
+SET citus.override_table_visibility = off;
+SELECT relname FROM pg_class WHERE relname ~ '^dist_[0-9]+$' ORDER BY relname LIMIT 1});
+$workers[0]->safe_psql('postgres', "DELETE FROM $shard WHERE id IN (SELECT id FROM $shard LIMIT 3);
+UPDATE $shard SET y = y + 2 WHERE id IN (SELECT id FROM $shard LIMIT 2)");
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending('dist_lsq')");
+is(in_step('dist_lsq'), 't', 'a write on a shard, on its worker, reaches the model');
+$workers[0]->safe_psql('postgres', "SET session_replication_role = replica;
+DELETE FROM $shard WHERE id IN (SELECT id FROM $shard LIMIT 2)");
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending('dist_lsq')");
+is($coordinator->safe_psql('postgres', "SELECT certified FROM unlearn_verify('dist_lsq')"), 'f',
+	'unlearn_verify finds a write that bypassed the shard triggers');
+$coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn_retrain('dist_lsq')");
+is(in_step('dist_lsq'), 't', 'a retrain brings the model back in step');
+
+# 7. no role but the extension writes a queue or attaches the shard trigger
+# (Citus creates the role on the workers too)
+$coordinator->safe_psql('postgres', 'CREATE ROLE mallory LOGIN');
+$coordinator->safe_psql('postgres', 'CREATE TABLE mine (id int, y float8, pixels float8[]); ALTER TABLE mine OWNER TO mallory');
+my ($rc, $out, $err) = $workers[1]->psql('postgres', "SET citus.override_table_visibility = off;
+INSERT INTO unlearn.${queue}_" . $workers[1]->safe_psql('postgres', "SET citus.override_table_visibility = off;
+SELECT substring(relname from '_([0-9]+)\$') FROM pg_class WHERE relname LIKE '${queue}\\_%' LIMIT 1") .
+	" (model, change) VALUES ('dist_lsq', -1)", extra_params => ['-U', 'mallory']);
+like($err, qr/permission denied/, 'a role cannot write a queue shard on a worker');
+($rc, $out, $err) = $coordinator->psql('postgres', "CREATE TRIGGER unlearn_shard_x AFTER DELETE ON mine
+FOR EACH ROW EXECUTE FUNCTION unlearn._shard_queue('dist_lsq', 'public.dist', '$queue', 'squared', 'skip', '64', '65', 'array', 'y', 'pixels')",
+	extra_params => ['-U', 'mallory']);
+like($err, qr/permission denied for function unlearn._shard_queue/, 'nor attach the shard trigger to a table');
+my $tgname = $coordinator->safe_psql('postgres',
+	q{SELECT tgname FROM pg_trigger WHERE tgrelid = 'dist'::regclass AND tgname LIKE 'unlearn\_shard\_%' LIMIT 1});
+for my $ddl ("DROP TRIGGER $tgname ON dist", "ALTER TABLE dist DISABLE TRIGGER $tgname")
+{
+	($rc, $out, $err) = $coordinator->psql('postgres', "SET citus.enable_unsafe_triggers = on; $ddl");
+	like($err, qr/the unlearn triggers of table "dist" must stay enabled/, "refused: $ddl");
+}
+
+# 8. the last model takes the queue with it
+$coordinator->safe_psql('postgres', "SELECT unlearn_drop(model) FROM unlearn.models WHERE source = 'dist'::regclass");
+is($coordinator->safe_psql('postgres', qq{
+SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dist'::regclass AND tgname LIKE 'unlearn\\_shard\\_%')
+	 + (SELECT count(*) FROM pg_class WHERE relname = '$queue')}),
+	'0', 'dropping the models drops their triggers and the queue');
+$coordinator->safe_psql('postgres', "SELECT unlearn_drop(model) FROM unlearn.models");
+
+# 9. a trained local table stays local
 $coordinator->safe_psql('postgres', q{
 CREATE TABLE kept AS SELECT * FROM single;
 SELECT count(*) FROM unlearn_train('kept', 'kept', 'five', '{pixels}', sigma => 1);
 });
-my ($rc, $out, $err) = $coordinator->psql('postgres', q{SELECT create_distributed_table('kept', 'id')});
+($rc, $out, $err) = $coordinator->psql('postgres', q{SELECT create_distributed_table('kept', 'id')});
 like($err, qr/because it has triggers/, 'Citus refuses to distribute the trained table');
 ($rc, $out, $err) = $coordinator->psql('postgres',
 	q{SET citus.enable_unsafe_triggers = on; SELECT create_distributed_table('kept', 'id')});
