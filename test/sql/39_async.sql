@@ -18,6 +18,8 @@
 --    retrained it while writers queued), it makes the apply read the table
 --    again: the model retrains, and is not quarantined.  The entry is
 --    written here by hand, as such a writer would have queued it.
+-- 6. A table whose models are all async keeps its row trigger: dropping or
+--    disabling it is refused.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
@@ -142,6 +144,15 @@ SELECT model, rows, pending, state FROM unlearn_apply_pending('aq_lsq');
 SELECT operation, retrained FROM unlearn.ledger WHERE model = 'aq_lsq' ORDER BY id DESC LIMIT 1;
 SELECT rows = (SELECT count(*) FROM aq) AS in_step, certified, retrain_distance < 1e-9 AS refit
 FROM unlearn.models, unlearn_verify('aq_lsq') WHERE model = 'aq_lsq';
+
+-- 6. a table whose models are all async keeps its row trigger
+CREATE TABLE aq_only AS SELECT id, target, p1, p2 FROM aq;
+SELECT model FROM unlearn_train('aq_only', 'aq_only', 'target', '{p1,p2}', loss => 'squared',
+								options => '{"removal": "async"}');
+DROP TRIGGER unlearn_after_row ON aq_only;
+ALTER TABLE aq_only DISABLE TRIGGER unlearn_after_row;
+SELECT unlearn_drop('aq_only');
+DROP TABLE aq_only;
 
 RESET client_min_messages;
 SELECT unlearn_drop(model) FROM unlearn.models WHERE model LIKE 'aq\_%' ORDER BY model;
