@@ -309,6 +309,12 @@ distribution_of(Oid relid)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	method = citus_distribution(relid);
+	if (method != '\0' && !citus_is_coordinator())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a model of table \"%s\" is trained on Citus's coordinator", get_rel_name(relid)),
+				 errdetail("The coordinator keeps the models and applies the queues of distributed tables."),
+				 errhint("Connect to the coordinator and train there.")));
 	SPI_finish();
 	return method;
 }

@@ -833,6 +833,7 @@ guard_foreign_truncate(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	List	   *volatile outer;
 	volatile uint64 copy = 0;
 
+	citus_guard_utility(pstmt->utilityStmt);
 	if (IsA(pstmt->utilityStmt, TruncateStmt))
 	{
 		ListCell   *lc;
@@ -1230,6 +1231,7 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 		state_store_forget(model);
 		ereport(NOTICE, (errmsg("dropped model \"%s\" with its table", model)));
 	}
+	citus_drop_queues_of_dropped();
 
 	/* a dropped column a model reads (even if one of its name is added back) */
 	if (SPI_execute("SELECT d.objid, d.address_names[pg_catalog.array_length(d.address_names, 1)] "

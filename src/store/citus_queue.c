@@ -97,6 +97,24 @@ citus_distribution(Oid relid)
 	return method;
 }
 
+/*
+ * Whether this node is Citus's coordinator: a worker keeps copies of the
+ * distributed tables' metadata (theirs and their queues'), which only the
+ * coordinator changes.
+ */
+bool
+citus_is_coordinator(void)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute("SELECT pg_catalog.citus_is_coordinator()", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not ask Citus for the coordinator");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return !isnull && DatumGetBool(d);
+}
+
 /* the queue of the table whose qualified name is table, unquoted */
 char *
 citus_queue_name(const char *table)
@@ -140,6 +158,9 @@ run_citus_ddl(List *commands)
 
 	(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	/* no NOTICE of a DROP TRIGGER IF EXISTS that found none */
+	(void) set_config_option("client_min_messages", "warning", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	unlearn_changing_triggers = true;
 	PG_TRY();
 	{
@@ -176,6 +197,24 @@ queue_exists(const char *name)
 	return OidIsValid(get_relname_relid(name, get_namespace_oid("unlearn", false)));
 }
 
+/* whether queue (in schema unlearn) is co-located with relid */
+static bool
+queue_colocated(const char *queue, Oid relid)
+{
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		args[2];
+
+	args[0] = CStringGetTextDatum(queue);
+	args[1] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_dist_partition q, pg_catalog.pg_dist_partition t "
+							  "WHERE q.logicalrelid = pg_catalog.to_regclass('unlearn.' || "
+							  "pg_catalog.quote_ident($1)) AND t.logicalrelid = $2::pg_catalog.regclass "
+							  "AND q.colocationid = t.colocationid",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_partition");
+	return SPI_processed == 1;
+}
+
 /*
  * Attach model m's shard trigger to its hash-distributed table, creating
  * the table's queue first if it has none.
@@ -190,9 +229,16 @@ citus_attach_model(UnlearnModel *m)
 	List	   *commands = NIL;
 	StringInfoData q;
 	int			j;
+	bool		reuse = queue_exists(queue);
 
+	/* a queue left by a dropped table of the same name is no longer co-located */
+	if (reuse && !queue_colocated(queue, m->def.source))
+	{
+		commands = lappend(commands, psprintf("DROP TABLE unlearn.%s", queue));
+		reuse = false;
+	}
 	/* a training reflects the table: what was queued before is spent */
-	if (queue_exists(queue))
+	if (reuse)
 		commands = lappend(commands, psprintf("DELETE FROM unlearn.%s WHERE model = %s", queue,
 											  quote_literal_cstr(m->def.name)));
 	else
@@ -297,4 +343,14 @@ citus_queue_has_entries(const char *model, Oid relid)
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the queue of model \"%s\"", model);
 	return SPI_processed > 0;
+}
+
+/* drop the queue of table (a qualified name, unquoted), if there is one */
+void
+citus_drop_queue(const char *table)
+{
+	char	   *queue = citus_queue_name(table);
+
+	if (queue_exists(queue) && citus_is_coordinator())
+		run_citus_ddl(list_make1(psprintf("DROP TABLE unlearn.%s", queue)));
 }

@@ -62,6 +62,7 @@ extern bool catalog_has_async_removal(void);
 extern bool unlearn_changing_triggers;
 /* citus_queue.c */
 extern char citus_distribution(Oid relid);
+extern bool citus_is_coordinator(void);
 extern char *citus_queue_name(const char *table);
 extern char *citus_trigger_name(const char *model);
 extern void citus_attach_model(UnlearnModel *m);
@@ -70,6 +71,7 @@ extern uint64 citus_take_queue(const char *model, Oid relid);
 extern void citus_clear_queue(const char *model, Oid relid);
 extern bool citus_queue_has_entries(const char *model, Oid relid);
 extern char *citus_table_name(Oid relid);
+extern void citus_drop_queue(const char *table);
 /* catalog_generation.c */
 extern bool catalog_generation_usable(uint64 *now);
 extern void catalog_generation_init(void);

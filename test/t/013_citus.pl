@@ -110,11 +110,15 @@ my %refusals = (
 	"SELECT unlearn_train('m_expr', 'dist', 'five', '{id * 2}', options => '{\"removal\": \"async\"}')" =>
 	  qr/a model of distributed table "dist" cannot have feature expressions/,
 );
+my ($rc, $out, $err);
 for my $sql (sort keys %refusals)
 {
-	my ($rc, $out, $err) = $coordinator->psql('postgres', $sql);
+	($rc, $out, $err) = $coordinator->psql('postgres', $sql);
 	like($err, $refusals{$sql}, "refused: $sql");
 }
+($rc, $out, $err) = $workers[0]->psql('postgres',
+	q{SELECT unlearn_train('m_w', 'dist', 'five', '{pixels}', options => '{"removal": "async"}')});
+like($err, qr/a model of table "dist" is trained on Citus's coordinator/, 'a worker refuses to train');
 is($coordinator->safe_psql('postgres', 'SELECT count(*) FROM unlearn.models'), '0', 'and no model is left');
 
 # 3. training on the shards equals training on one node
@@ -200,7 +204,7 @@ is(in_step('dist_lsq'), 't', 'a retrain brings the model back in step');
 # (Citus creates the role on the workers too)
 $coordinator->safe_psql('postgres', 'CREATE ROLE mallory LOGIN');
 $coordinator->safe_psql('postgres', 'CREATE TABLE mine (id int, y float8, pixels float8[]); ALTER TABLE mine OWNER TO mallory');
-my ($rc, $out, $err) = $workers[1]->psql('postgres', "SET citus.override_table_visibility = off;
+($rc, $out, $err) = $workers[1]->psql('postgres', "SET citus.override_table_visibility = off;
 INSERT INTO unlearn.${queue}_" . $workers[1]->safe_psql('postgres', "SET citus.override_table_visibility = off;
 SELECT substring(relname from '_([0-9]+)\$') FROM pg_class WHERE relname LIKE '${queue}\\_%' LIMIT 1") .
 	" (model, change) VALUES ('dist_lsq', -1)", extra_params => ['-U', 'mallory']);
@@ -217,15 +221,36 @@ for my $ddl ("DROP TRIGGER $tgname ON dist", "ALTER TABLE dist DISABLE TRIGGER $
 	like($err, qr/the unlearn triggers of table "dist" must stay enabled/, "refused: $ddl");
 }
 
-# 8. the last model takes the queue with it
+# 8. what would hide rows from the models, or lose the queue, is refused
+for my $ddl ('TRUNCATE dist', 'ALTER TABLE dist RENAME TO dist2',
+	'CREATE SCHEMA elsewhere; ALTER TABLE dist SET SCHEMA elsewhere', 'ALTER SCHEMA public RENAME TO pub')
+{
+	($rc, $out, $err) = $coordinator->psql('postgres', $ddl);
+	like($err, qr/cannot (truncate|rename|move|rename the schema of) distributed table "dist" because unlearn models are trained on it/,
+		"refused: $ddl");
+}
+
+# 9. the last model takes the queue with it, and so does the table's drop
 $coordinator->safe_psql('postgres', "SELECT unlearn_drop(model) FROM unlearn.models WHERE source = 'dist'::regclass");
 is($coordinator->safe_psql('postgres', qq{
 SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dist'::regclass AND tgname LIKE 'unlearn\\_shard\\_%')
 	 + (SELECT count(*) FROM pg_class WHERE relname = '$queue')}),
 	'0', 'dropping the models drops their triggers and the queue');
+$coordinator->safe_psql('postgres', q{
+CREATE TABLE gone (id int PRIMARY KEY, five boolean, pixels float8[]);
+SELECT create_distributed_table('gone', 'id', shard_count => 4);
+INSERT INTO gone SELECT id, five, pixels FROM single;
+SELECT count(*) FROM unlearn_train('gone', 'gone', 'five', '{pixels}', options => '{"removal": "async"}');
+});
+is($coordinator->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'citus\_queue\_%'}),
+	'1', 'a second table has its queue');
+$coordinator->safe_psql('postgres', 'DROP TABLE gone');
+is($coordinator->safe_psql('postgres', q{
+SELECT (SELECT count(*) FROM pg_class WHERE relname LIKE 'citus\_queue\_%') + (SELECT count(*) FROM unlearn.models WHERE model = 'gone')}),
+	'0', 'dropping the table drops its models and its queue');
 $coordinator->safe_psql('postgres', "SELECT unlearn_drop(model) FROM unlearn.models");
 
-# 9. a trained local table stays local
+# 10. a trained local table stays local
 $coordinator->safe_psql('postgres', q{
 CREATE TABLE kept AS SELECT * FROM single;
 SELECT count(*) FROM unlearn_train('kept', 'kept', 'five', '{pixels}', sigma => 1);
