@@ -179,10 +179,23 @@ for my $i (1 .. 100)
 	  :            "UPDATE dist SET five = NOT five WHERE id = $k";
 }
 $coordinator->safe_psql('postgres', join(";\n", @changes));
+# COPY and MERGE through the coordinator reach the shards' triggers too
+my $copy = $coordinator->data_dir . '/rows.copy';
+$coordinator->safe_psql('postgres', qq{
+COPY (SELECT id + 900000, five, pixels, y FROM single WHERE id % 37 = 0) TO '$copy';
+COPY dist (id, five, pixels, y) FROM '$copy';
+CREATE TABLE mrg (id int PRIMARY KEY, y float8);
+SELECT create_distributed_table('mrg', 'id', colocate_with => 'dist');
+INSERT INTO mrg SELECT id, y FROM single WHERE id % 41 = 0;
+MERGE INTO dist d USING mrg s ON d.id = s.id
+WHEN MATCHED AND s.id % 2 = 0 THEN UPDATE SET y = d.y + 3
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED THEN INSERT (id, five, pixels, y) VALUES (s.id, false, array_fill(0::float8, ARRAY[64]), s.y);
+});
 $coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending(m) FROM unnest('{dist_lsq,dist_noisy,dist_zero}'::text[]) m");
 is($coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn.$queue"), '0', 'the applies consumed the queue');
 is(join(',', map { in_step($_) } qw(dist_lsq dist_noisy)), 't,t',
-	'after 100 mixed changes least squares equals a refit to 1e-9, and logistic is certified');
+	'after 100 mixed changes, a COPY and a MERGE, least squares equals a refit to 1e-9, and logistic is certified');
 
 # 6. writes on a worker's shard
 my $shard = $workers[0]->safe_psql('postgres', q{
