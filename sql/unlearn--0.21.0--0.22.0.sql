@@ -36,3 +36,4 @@ CREATE FUNCTION unlearn._shard_queue() RETURNS trigger
 AS 'MODULE_PATHNAME', 'unlearn_shard_queue_trigger' LANGUAGE C;
 REVOKE EXECUTE ON FUNCTION unlearn._shard_queue() FROM PUBLIC;
 COMMENT ON FUNCTION unlearn._shard_queue() IS 'internal: row trigger on the shards of a Citus distributed table that queues each changed row in the table''s distributed queue for one async model';
+

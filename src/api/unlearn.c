@@ -315,6 +315,8 @@ distribution_of(Oid relid)
 				 errmsg("a model of table \"%s\" is trained on Citus's coordinator", get_rel_name(relid)),
 				 errdetail("The coordinator keeps the models and applies the queues of distributed tables."),
 				 errhint("Connect to the coordinator and train there.")));
+	if (method == 'h')
+		citus_check_distribution_column(relid);
 	SPI_finish();
 	return method;
 }
@@ -363,6 +365,26 @@ check_source_table(Oid relid, bool deferred, bool async)
 				 errmsg("cannot train a model on table \"%s\", which Citus manages", name),
 				 errdetail("Its rows live in shards or copies that are not distributed by hash, whose writes no model could follow."),
 				 errhint("Train on a table that Citus distributes by hash (create_distributed_table), or on a local table.")));
+	if (method == 'h' && relkind == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on distributed partitioned table \"%s\"", name),
+				 errdetail("Its partitions' shards would queue changes under their own names."),
+				 errhint("Train on a distributed table that is not partitioned.")));
+	/*
+	 * Citus refuses, in one transaction, DDL on a table's shards by one role
+	 * and reads of them by another: the shard triggers are attached, and the
+	 * queue consumed, as the extension's owner, and the rows read as the
+	 * table's owner (privilege.c), so these must be one role.
+	 */
+	if (method == 'h' && table_owner(relid) != extension_owner())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a model of distributed table \"%s\" needs the table to be owned by %s, the extension's owner",
+						name, GetUserNameFromId(extension_owner(), false)),
+				 errdetail("Citus does not let one transaction change a table's shards as one role and read them as another."),
+				 errhint("ALTER TABLE %s OWNER TO %s, and grant the roles that use it what they need.",
+						 quote_identifier(name), quote_identifier(GetUserNameFromId(extension_owner(), false)))));
 	if (method == 'h' && !async)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

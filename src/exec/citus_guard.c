@@ -9,8 +9,14 @@
  *	- Renaming the table or moving it to another schema, and renaming its
  *	  schema: the shards' triggers check that their table's name hashes to
  *	  the queue they write, and the apply finds the queue by that name.
- *	- DROP TABLE: the models go with the table (trigger.c), and its queue
- *	  with them here.
+ *	- Giving the table another owner than the extension's: its models read
+ *	  it as its owner and change its shards as the extension's owner, and
+ *	  Citus lets one transaction do both only as one role.
+ *	  (DROP TABLE takes the models and the queue with it: trigger.c.)
+ *	- On every node, workers included, where no model catalog helps:
+ *	  disabling, renaming or dropping a shard trigger, or changing a column
+ *	  one names, unless a superuser does it (Citus runs the extension's own
+ *	  changes of the triggers as the superuser who made them).
  *
  * A distributed table has models exactly when it carries a shard trigger
  * (unlearn_shard_*, whose function is the extension's): the relcache says
@@ -23,7 +29,13 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -50,6 +62,19 @@ has_shard_trigger(Oid relid)
 	}
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/* whether relid is a distributed table (not one of its shards) */
+static bool
+distributed_table(Oid relid)
+{
+	bool		distributed;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	distributed = citus_distribution(relid) == 'h';
+	SPI_finish();
+	return distributed;
 }
 
 static void
@@ -142,6 +167,24 @@ citus_guard_utility(Node *stmt)
 				refuse_for_models(relid, "rename the schema of", rename_detail, rename_hint);
 		}
 	}
+	else if (IsA(stmt, AlterTableStmt) && ((AlterTableStmt *) stmt)->relation != NULL)
+	{
+		AlterTableStmt *at = (AlterTableStmt *) stmt;
+		Oid			relid = RangeVarGetRelid(at->relation, NoLock, true);
+		ListCell   *lc;
+
+		foreach(lc, at->cmds)
+		{
+			AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+
+			if (cmd->subtype == AT_ChangeOwner && has_shard_trigger(relid) &&
+				get_rolespec_oid(cmd->newowner, false) != extension_owner() &&
+				distributed_table(relid))
+				refuse_for_models(relid, "change the owner of",
+								  "Its models read it as its owner and change its shards as the extension's owner, which Citus lets one transaction do only as one role.",
+								  "Drop the table's models with unlearn_drop() first.");
+		}
+	}
 	else if (IsA(stmt, AlterObjectSchemaStmt))
 	{
 		AlterObjectSchemaStmt *as = (AlterObjectSchemaStmt *) stmt;
@@ -156,27 +199,117 @@ citus_guard_utility(Node *stmt)
 	}
 }
 
+static void
+refuse_shard_trigger_change(const char *table)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+			 errmsg("the unlearn shard triggers of \"%s\" must stay as they are", table),
+			 errdetail("The models of its distributed table rely on them, with the columns they name, to forget deleted rows."),
+			 errhint("Drop the models with unlearn_drop() on the coordinator first.")));
+}
+
 /*
- * In the sql_drop event trigger (SPI connected, the extension's context):
- * the queues of the dropped distributed tables with models.
+ * The trigger of relid (a shard, or the distributed table itself) whose
+ * function is unlearn._shard_queue() and which names a column that relid
+ * no longer has, or is not enabled as created (ENABLE, origin), or lost
+ * its name: the relation's name, or NULL.
+ */
+static const char *
+shard_trigger_broken(Oid relid, Oid shard_queue)
+{
+	Relation	rel;
+	const char *broken = NULL;
+	int			i,
+				j;
+
+	if (get_rel_relkind(relid) != RELKIND_RELATION)
+		return NULL;
+	rel = table_open(relid, AccessShareLock);
+	for (i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers && broken == NULL; i++)
+	{
+		Trigger    *tg = &rel->trigdesc->triggers[i];
+
+		if (tg->tgfoid != shard_queue)
+			continue;
+		if (tg->tgenabled != TRIGGER_FIRES_ON_ORIGIN ||
+			strncmp(tg->tgname, SHARD_TRIGGER_PREFIX, strlen(SHARD_TRIGGER_PREFIX)) != 0)
+			broken = RelationGetRelationName(rel);
+		/* the label and the features, from the ninth argument on */
+		for (j = 8; j < tg->tgnargs && broken == NULL; j++)
+			if (get_attnum(relid, tg->tgargs[j]) == InvalidAttrNumber)
+				broken = RelationGetRelationName(rel);
+	}
+	broken = broken != NULL ? pstrdup(broken) : NULL;
+	table_close(rel, AccessShareLock);
+	return broken;
+}
+
+/*
+ * In the ddl_command_end event trigger, on every node (SPI connected, the
+ * extension's context): a command of caller that disabled, renamed or set
+ * to REPLICA or ALWAYS a shard trigger, or dropped, renamed or retyped a
+ * column one names, is refused unless caller is a superuser.  A worker
+ * has no model catalog, so this is what keeps a table owner (directly on
+ * a worker, or through run_command_on_shards) from switching off a
+ * model's shard triggers; Citus runs the extension's own changes of them
+ * as the superuser who made them.
  */
 void
-citus_drop_queues_of_dropped(void)
+citus_guard_shard_triggers(Oid caller)
 {
-	List	   *tables = NIL;
+	Oid			shard_queue;
+	List	   *relids = NIL;
 	ListCell   *lc;
 	uint64		i;
 
-	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+	if (superuser_arg(caller))
 		return;
-	if (SPI_execute("SELECT d.schema_name || '.' || d.object_name "
-					"FROM pg_catalog.pg_event_trigger_dropped_objects() d "
-					"WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 "
-					"AND d.object_type = 'table' AND d.schema_name <> 'unlearn'",
+	shard_queue = LookupFuncName(list_make2(makeString("unlearn"), makeString("_shard_queue")),
+								 0, NULL, true);
+	if (!OidIsValid(shard_queue))
+		return;
+	if (SPI_execute("SELECT DISTINCT CASE WHEN c.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass "
+					"THEN (SELECT g.tgrelid FROM pg_catalog.pg_trigger g WHERE g.oid = c.objid) "
+					"ELSE c.objid END "
+					"FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+					"WHERE c.classid IN ('pg_catalog.pg_class'::pg_catalog.regclass, "
+					"'pg_catalog.pg_trigger'::pg_catalog.regclass)",
 					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the dropped objects");
+		elog(ERROR, "could not read the DDL commands");
 	for (i = 0; i < SPI_processed; i++)
-		tables = lappend(tables, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	foreach(lc, tables)
-		citus_drop_queue((const char *) lfirst(lc));
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			relids = lappend_oid(relids, DatumGetObjectId(d));
+	}
+	foreach(lc, relids)
+	{
+		const char *broken = shard_trigger_broken(lfirst_oid(lc), shard_queue);
+
+		if (broken != NULL)
+			refuse_shard_trigger_change(broken);
+	}
+}
+
+/*
+ * In the sql_drop event trigger, on every node: a shard trigger dropped
+ * from a relation that stays, by a caller who is not a superuser.
+ */
+void
+citus_guard_dropped_shard_triggers(Oid caller)
+{
+	if (superuser_arg(caller))
+		return;
+	if (SPI_execute("SELECT d.address_names[2] FROM pg_catalog.pg_event_trigger_dropped_objects() d "
+					"WHERE d.object_type = 'trigger' "
+					"AND d.address_names[3] LIKE 'unlearn\\_shard\\_%' "
+					"AND pg_catalog.to_regclass(pg_catalog.quote_ident(d.address_names[1]) || '.' || "
+					"pg_catalog.quote_ident(d.address_names[2])) IS NOT NULL LIMIT 1",
+					true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the dropped objects");
+	if (SPI_processed > 0)
+		refuse_shard_trigger_change(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 }

@@ -65,6 +65,25 @@ moments_array(MomentsState *s, int which)
 	return (long double *) (s + 1) + (Size) which * s->columns;
 }
 
+/*
+ * A running state (the first argument of the transition and combine
+ * functions), checked for its shape: any role may call them in an
+ * aggregate of its own, whose initial state is any bytea.  A state this
+ * file allocated is plain and passes as it is, so it is updated in place.
+ */
+static MomentsState *
+moments_running(FunctionCallInfo fcinfo)
+{
+	MomentsState *s = (MomentsState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+
+	if (VARSIZE(s) < sizeof(MomentsState) || s->columns < 1 ||
+		s->columns > UNLEARN_MAX_DIMS || VARSIZE(s) != moments_size(s->columns))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid column moments state")));
+	return s;
+}
+
 static MomentsState *
 moments_arg(FunctionCallInfo fcinfo, int argno)
 {
@@ -90,7 +109,7 @@ Datum
 unlearn_moments_add(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext;
-	MomentsState *s = PG_ARGISNULL(0) ? NULL : (MomentsState *) PG_GETARG_POINTER(0);
+	MomentsState *s = PG_ARGISNULL(0) ? NULL : moments_running(fcinfo);
 	ArrayType  *a;
 	const double *x;
 	long double *count,
@@ -157,7 +176,7 @@ Datum
 unlearn_moments_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext;
-	MomentsState *s = PG_ARGISNULL(0) ? NULL : (MomentsState *) PG_GETARG_POINTER(0);
+	MomentsState *s = PG_ARGISNULL(0) ? NULL : moments_running(fcinfo);
 	MomentsState *t;
 	int			c;
 

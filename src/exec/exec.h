@@ -304,9 +304,13 @@ extern UnlearnModel *load_model_keeping_row(const char *name, MemoryContext cxt,
 											TupleDesc *desc);
 extern void apply_queued_rows(UnlearnModel *m, RowBatch *removed, RowBatch *added,
 							  int64 skipped_delta, const char *retrain_reason, Oid caller);
+/* privilege.c: the role that created the extension, a superuser */
+extern Oid	extension_owner(void);
+extern Oid	table_owner(Oid relid);
 /* citus_guard.c */
 extern void citus_guard_utility(Node *stmt);
-extern void citus_drop_queues_of_dropped(void);
+extern void citus_guard_shard_triggers(Oid caller);
+extern void citus_guard_dropped_shard_triggers(Oid caller);
 /* deferred.c */
 extern int64 apply_async_queue(const char *name);
 extern bytea *encode_queued_row(int p, const double *raw, const char *label, double label_value,

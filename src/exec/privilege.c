@@ -67,7 +67,7 @@
 #include "utils/syscache.h"
 
 /* The owner of unlearn.models: the role that created the extension. */
-static Oid
+Oid
 extension_owner(void)
 {
 	Oid			nsp = get_namespace_oid("unlearn", true);
@@ -127,9 +127,9 @@ leave_extension_context(ExtensionContext *ctx)
 	SetUserIdAndSecContext(ctx->save_userid, ctx->save_sec_context);
 }
 
-/* read the rows of relid as its owner (see the invariants above) */
-void
-enter_table_owner_context(Oid relid, ExtensionContext *ctx)
+/* the owner of relation relid, whose rows are read as that role */
+Oid
+table_owner(Oid relid)
 {
 	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	Oid			owner;
@@ -138,6 +138,15 @@ enter_table_owner_context(Oid relid, ExtensionContext *ctx)
 		elog(ERROR, "cache lookup failed for relation %u", relid);
 	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
 	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* read the rows of relid as its owner (see the invariants above) */
+void
+enter_table_owner_context(Oid relid, ExtensionContext *ctx)
+{
+	Oid			owner = table_owner(relid);
+
 	GetUserIdAndSecContext(&ctx->save_userid, &ctx->save_sec_context);
 	ctx->caller = ctx->save_userid;
 	SetUserIdAndSecContext(owner, ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |

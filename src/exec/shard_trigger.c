@@ -45,6 +45,7 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -92,7 +93,6 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 	int64		shardid;
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		args[2];
-	char	   *logical;
 	MemoryContext old;
 
 	for (sq = shard_queues; sq != NULL; sq = sq->next)
@@ -105,8 +105,12 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 		refuse_shard_trigger(td, "The relation is no shard of a distributed table.");
 	args[0] = Int64GetDatum(shardid);
 	args[1] = CStringGetTextDatum(queue);
-	if (SPI_execute_with_args("SELECT n.nspname, c.relname, "
-							  "pg_catalog.format('unlearn.%I', q.relname || '_' || qs.shardid) "
+	/* shard_name() as Citus names shards: shortened, schema-qualified, quoted */
+	if (SPI_execute_with_args("SELECT pg_catalog.quote_ident(n.nspname) || '.' || "
+							  "pg_catalog.quote_ident(c.relname), "
+							  "pg_catalog.shard_name(s.logicalrelid, s.shardid, false), "
+							  "pg_catalog.shard_name(q.oid, qs.shardid, false), "
+							  "pg_catalog.to_regclass(pg_catalog.shard_name(q.oid, qs.shardid, false)) IS NOT NULL "
 							  "FROM pg_catalog.pg_dist_shard s "
 							  "JOIN pg_catalog.pg_class c ON c.oid = s.logicalrelid "
 							  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
@@ -121,22 +125,28 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 		elog(ERROR, "could not read pg_dist_shard");
 	if (SPI_processed != 1)
 		refuse_shard_trigger(td, "The relation is no shard of a distributed table with this queue.");
-	logical = psprintf("%s.%s", SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1),
-					   SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-	if (strcmp(psprintf("%s_" INT64_FORMAT,
-						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2), shardid),
-			   name) != 0 ||
-		RelationGetNamespace(rel) != get_namespace_oid(SPI_getvalue(SPI_tuptable->vals[0],
-																	SPI_tuptable->tupdesc, 1), false))
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2),
+			   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), name)) != 0)
 		refuse_shard_trigger(td, "The relation is no shard of a distributed table.");
-	if (strcmp(logical, table) != 0 || strcmp(citus_queue_name(table), queue) != 0)
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), table) != 0 ||
+		strcmp(citus_queue_name(table), queue) != 0)
 		refuse_shard_trigger(td, "Its table is not the one its queue belongs to.");
+	/* co-located shards move together; a table whose co-location was undone may not */
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4), "t") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the queue shard of model \"%s\" is not on the worker of its table's shard",
+						td->tg_trigger->tgargs[0]),
+				 errdetail("The table and its queue are no longer co-located, and a shard of one moved."),
+				 errhint("On the coordinator, move the shards together again, then co-locate them with update_distributed_table_colocation('unlearn.%s', colocate_with => '%s').",
+						 queue, table)));
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	sq = palloc0(sizeof(ShardQueue));
 	sq->shard = RelationGetRelid(rel);
 	sq->queue_args = pstrdup(queue);
-	sq->insert = psprintf("INSERT INTO %s (model, change, contribution) VALUES ($1, $2, $3)",
+	sq->insert = psprintf("INSERT INTO %s (key, model, change, contribution) "
+						  "VALUES (NULL, $1, $2, $3)",
 						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
 	sq->next = shard_queues;
 	shard_queues = sq;

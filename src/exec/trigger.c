@@ -1206,6 +1206,8 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 {
 	ExtensionContext ctx;
 	uint64		i;
+	List	   *gone_tables;
+	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "unlearn._on_sql_drop() must be called as an event trigger");
@@ -1214,24 +1216,33 @@ unlearn_on_sql_drop(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	catalog_queries_without_jit();
 
+	citus_guard_dropped_shard_triggers(ctx.caller);
 	/* dropped tables take their models with them, whoever owns the models (notices in name order) */
 	if (SPI_execute(psprintf("WITH gone AS (DELETE FROM unlearn.models m "
 							 "USING pg_catalog.pg_event_trigger_dropped_objects() d "
 							 "WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 "
-							 "AND m.source = d.objid RETURNING m.model)%s "
-							 "SELECT model FROM gone ORDER BY model COLLATE \"C\"",
+							 "AND m.source = d.objid RETURNING m.model, "
+							 "pg_catalog.quote_ident(d.schema_name) || '.' || "
+							 "pg_catalog.quote_ident(d.object_name) AS source)%s "
+							 "SELECT model, source FROM gone ORDER BY model COLLATE \"C\"",
 							 catalog_has_deferred_removal() ?
 							 ", queue AS (DELETE FROM unlearn.pending q USING gone WHERE q.model = gone.model)" : ""),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not drop the models of dropped tables");
+	gone_tables = NIL;
 	for (i = 0; i < SPI_processed; i++)
 	{
 		char	   *model = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 
 		state_store_forget(model);
 		ereport(NOTICE, (errmsg("dropped model \"%s\" with its table", model)));
+		gone_tables = list_append_unique(gone_tables,
+										 makeString(SPI_getvalue(SPI_tuptable->vals[i],
+																 SPI_tuptable->tupdesc, 2)));
 	}
-	citus_drop_queues_of_dropped();
+	/* a dropped distributed table's queue goes with its models */
+	foreach(lc, gone_tables)
+		citus_drop_queue(strVal(lfirst(lc)));
 
 	/* a dropped column a model reads (even if one of its name is added back) */
 	if (SPI_execute("SELECT d.objid, d.address_names[pg_catalog.array_length(d.address_names, 1)] "
@@ -1289,6 +1300,7 @@ unlearn_on_ddl_end(PG_FUNCTION_ARGS)
 	enter_extension_context(&ctx);
 	catalog_queries_without_jit();
 	refuse_trigger_impostors();
+	citus_guard_shard_triggers(ctx.caller);
 	refuse_inheritance_children();
 	refuse_retyped_columns();
 	sync_partition_sets(ctx.caller);

@@ -45,6 +45,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
+#include "access/transam.h"
 #include "catalog/pg_type.h"
 #include "common/md5.h"
 #include "executor/spi.h"
@@ -115,7 +116,7 @@ citus_is_coordinator(void)
 	return !isnull && DatumGetBool(d);
 }
 
-/* the queue of the table whose qualified name is table, unquoted */
+/* the queue of the table whose qualified name is table, quoted */
 char *
 citus_queue_name(const char *table)
 {
@@ -144,6 +145,27 @@ distribution_column(Oid relid)
 		SPI_processed != 1)
 		elog(ERROR, "could not read the distribution column of %s", relation_qualified_name(relid));
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+/*
+ * The queue's key column takes the type of relid's distribution column
+ * (co-location needs it), so that type must be a built-in base type: a
+ * domain's default or check, or a role's type, would run in the shards'
+ * triggers as the extension's owner.
+ */
+void
+citus_check_distribution_column(Oid relid)
+{
+	char	   *key = distribution_column(relid);
+	Oid			type = get_atttype(relid, get_attnum(relid, key));
+
+	if (type >= FirstNormalObjectId || get_typtype(type) != TYPTYPE_BASE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on table \"%s\", distributed by column \"%s\" of type %s",
+						get_rel_name(relid), key, format_type_be(type)),
+				 errdetail("The table's queue is distributed by a column of the same type, which must be a built-in base type."),
+				 errhint("Distribute the table by a column of a built-in type, such as integer, bigint, text or uuid.")));
 }
 
 /*
@@ -176,11 +198,11 @@ run_citus_ddl(List *commands)
 	AtEOXact_GUC(true, level);
 }
 
-/* the schema-qualified name of relid, unquoted: what its queue's name hashes */
+/* the schema-qualified name of relid, quoted: what its queue's name hashes */
 char *
 citus_table_name(Oid relid)
 {
-	return psprintf("%s.%s", get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid));
+	return relation_qualified_name(relid);
 }
 
 /* the queue of relid */
@@ -215,6 +237,15 @@ queue_colocated(const char *queue, Oid relid)
 	return SPI_processed == 1;
 }
 
+/* whether queue (in schema unlearn) holds no entry */
+static bool
+queue_is_empty(const char *queue)
+{
+	if (SPI_execute(psprintf("SELECT 1 FROM unlearn.%s LIMIT 1", queue), true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read queue %s", queue);
+	return SPI_processed == 0;
+}
+
 /*
  * Attach model m's shard trigger to its hash-distributed table, creating
  * the table's queue first if it has none.
@@ -231,11 +262,23 @@ citus_attach_model(UnlearnModel *m)
 	int			j;
 	bool		reuse = queue_exists(queue);
 
-	/* a queue left by a dropped table of the same name is no longer co-located */
+	/*
+	 * A queue no longer co-located with its table (a table owner may undo
+	 * co-location) is co-located again, keeping its entries; an empty one
+	 * is made anew.
+	 */
 	if (reuse && !queue_colocated(queue, m->def.source))
 	{
-		commands = lappend(commands, psprintf("DROP TABLE unlearn.%s", queue));
-		reuse = false;
+		if (queue_is_empty(queue))
+		{
+			commands = lappend(commands, psprintf("DROP TABLE unlearn.%s", queue));
+			reuse = false;
+		}
+		else
+			commands = lappend(commands,
+							   psprintf("SELECT pg_catalog.update_distributed_table_colocation("
+										"'unlearn.%s', colocate_with => %s)",
+										queue, quote_literal_cstr(table)));
 	}
 	/* a training reflects the table: what was queued before is spent */
 	if (reuse)
@@ -345,7 +388,7 @@ citus_queue_has_entries(const char *model, Oid relid)
 	return SPI_processed > 0;
 }
 
-/* drop the queue of table (a qualified name, unquoted), if there is one */
+/* drop the queue of table (a qualified name, quoted), if there is one */
 void
 citus_drop_queue(const char *table)
 {

@@ -110,6 +110,24 @@ my %refusals = (
 	"SELECT unlearn_train('m_expr', 'dist', 'five', '{id * 2}', options => '{\"removal\": \"async\"}')" =>
 	  qr/a model of distributed table "dist" cannot have feature expressions/,
 );
+$coordinator->safe_psql('postgres', q{
+CREATE DOMAIN key_domain AS int;
+CREATE TABLE by_domain (id key_domain PRIMARY KEY, five boolean, pixels float8[]);
+SELECT create_distributed_table('by_domain', 'id', shard_count => 4);
+CREATE TABLE parted (id int, part int, five boolean, pixels float8[], PRIMARY KEY (id, part)) PARTITION BY LIST (part);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES IN (1);
+SELECT create_distributed_table('parted', 'id', shard_count => 4);
+CREATE ROLE tenant LOGIN;
+CREATE TABLE theirs (id int PRIMARY KEY, five boolean, pixels float8[]);
+SELECT create_distributed_table('theirs', 'id', shard_count => 4);
+ALTER TABLE theirs OWNER TO tenant;
+});
+$refusals{q{SELECT unlearn_train('m_dom', 'by_domain', 'five', '{pixels}', options => '{"removal": "async"}')}} =
+  qr/cannot train a model on table "by_domain", distributed by column "id" of type public.key_domain/;
+$refusals{q{SELECT unlearn_train('m_part', 'parted', 'five', '{pixels}', cohort => '', options => '{"removal": "async"}')}} =
+  qr/cannot train a model on distributed partitioned table "parted"/;
+$refusals{q{SELECT unlearn_train('m_theirs', 'theirs', 'five', '{pixels}', options => '{"removal": "async"}')}} =
+  qr/a model of distributed table "theirs" needs the table to be owned by postgres, the extension's owner/;
 my ($rc, $out, $err);
 for my $sql (sort keys %refusals)
 {
@@ -234,12 +252,31 @@ for my $ddl ("DROP TRIGGER $tgname ON dist", "ALTER TABLE dist DISABLE TRIGGER $
 	like($err, qr/the unlearn triggers of table "dist" must stay enabled/, "refused: $ddl");
 }
 
+# a worker has no model catalog: there, a shard's trigger and the columns it
+# names stay as they are unless a superuser changes them (mallory is given
+# a shard directly on its worker)
+my $owned = $workers[0]->safe_psql('postgres', q{
+SET citus.override_table_visibility = off;
+SELECT relname FROM pg_class WHERE relname ~ '^dist_[0-9]+$' ORDER BY relname LIMIT 1});
+$workers[0]->safe_psql('postgres', "SET citus.enable_ddl_propagation = off; ALTER TABLE $owned OWNER TO mallory");
+my $shard_trigger = $workers[0]->safe_psql('postgres', "SELECT tgname FROM pg_trigger
+WHERE tgrelid = '$owned'::regclass AND tgname LIKE 'unlearn\\_shard\\_%' LIMIT 1");
+for my $ddl ("ALTER TABLE $owned DISABLE TRIGGER $shard_trigger", "ALTER TABLE $owned ENABLE REPLICA TRIGGER $shard_trigger",
+	"ALTER TABLE $owned DISABLE TRIGGER ALL", "ALTER TRIGGER $shard_trigger ON $owned RENAME TO other",
+	"DROP TRIGGER $shard_trigger ON $owned", "ALTER TABLE $owned RENAME COLUMN y TO z")
+{
+	($rc, $out, $err) = $workers[0]->psql('postgres', $ddl, extra_params => ['-U', 'mallory']);
+	like($err, qr/the unlearn shard triggers of "$owned" must stay as they are/, "refused on a worker: $ddl");
+}
+$workers[0]->safe_psql('postgres', "SET citus.enable_ddl_propagation = off; ALTER TABLE $owned OWNER TO postgres");
+
 # 8. what would hide rows from the models, or lose the queue, is refused
 for my $ddl ('TRUNCATE dist', 'ALTER TABLE dist RENAME TO dist2',
-	'CREATE SCHEMA elsewhere; ALTER TABLE dist SET SCHEMA elsewhere', 'ALTER SCHEMA public RENAME TO pub')
+	'CREATE SCHEMA elsewhere; ALTER TABLE dist SET SCHEMA elsewhere', 'ALTER SCHEMA public RENAME TO pub',
+	'ALTER TABLE dist OWNER TO mallory')
 {
 	($rc, $out, $err) = $coordinator->psql('postgres', $ddl);
-	like($err, qr/cannot (truncate|rename|move|rename the schema of) distributed table "dist" because unlearn models are trained on it/,
+	like($err, qr/cannot (truncate|rename|move|rename the schema of|change the owner of) distributed table "dist" because unlearn models are trained on it/,
 		"refused: $ddl");
 }
 
@@ -249,6 +286,30 @@ is($coordinator->safe_psql('postgres', qq{
 SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dist'::regclass AND tgname LIKE 'unlearn\\_shard\\_%')
 	 + (SELECT count(*) FROM pg_class WHERE relname = '$queue')}),
 	'0', 'dropping the models drops their triggers and the queue');
+# a table name that Citus shortens in its shards' names, and one that a
+# dropped table's name would hash alike if names were not quoted
+$coordinator->safe_psql('postgres', q{
+CREATE SCHEMA "odd.s"; CREATE SCHEMA odd;
+CREATE TABLE "odd.s".t (id int PRIMARY KEY, five boolean, pixels float8[]);
+CREATE TABLE long_name_long_name_long_name_long_name_long_name_long_name_lon (id int PRIMARY KEY, five boolean, pixels float8[]);
+SELECT create_distributed_table(t, 'id', shard_count => 4)
+FROM unnest('{"\"odd.s\".t",long_name_long_name_long_name_long_name_long_name_long_name_lon}'::text[]) t;
+INSERT INTO "odd.s".t SELECT id, five, pixels FROM single;
+INSERT INTO long_name_long_name_long_name_long_name_long_name_long_name_lon SELECT id, five, pixels FROM single;
+SELECT count(*) FROM unlearn_train('m_odd', '"odd.s".t', 'five', '{pixels}', options => '{"removal": "async"}');
+SELECT count(*) FROM unlearn_train('m_long', 'long_name_long_name_long_name_long_name_long_name_long_name_lon', 'five', '{pixels}', options => '{"removal": "async"}');
+DELETE FROM "odd.s".t WHERE id % 5 = 0;
+DELETE FROM long_name_long_name_long_name_long_name_long_name_long_name_lon WHERE id % 5 = 0;
+CREATE TABLE odd."s.t" (a int); DROP TABLE odd."s.t";
+SELECT unlearn_apply_pending(m) FROM unnest('{m_odd,m_long}'::text[]) m;
+});
+is($coordinator->safe_psql('postgres', q{
+SELECT string_agg(m.model || ':' || (m.rows = (SELECT count(*) FROM single WHERE id % 5 <> 0) AND v.certified), ',' ORDER BY m.model)
+FROM unlearn.models m, unlearn_verify(m.model) v WHERE m.model IN ('m_odd', 'm_long')}),
+	'm_long:true,m_odd:true', 'a long table name and a quoted one keep their queues');
+$coordinator->safe_psql('postgres', q{
+DROP TABLE "odd.s".t, long_name_long_name_long_name_long_name_long_name_long_name_lon;
+});
 $coordinator->safe_psql('postgres', q{
 CREATE TABLE gone (id int PRIMARY KEY, five boolean, pixels float8[]);
 SELECT create_distributed_table('gone', 'id', shard_count => 4);
