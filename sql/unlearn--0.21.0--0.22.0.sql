@@ -37,3 +37,10 @@ AS 'MODULE_PATHNAME', 'unlearn_shard_queue_trigger' LANGUAGE C;
 REVOKE EXECUTE ON FUNCTION unlearn._shard_queue() FROM PUBLIC;
 COMMENT ON FUNCTION unlearn._shard_queue() IS 'internal: row trigger on the shards of a Citus distributed table that queues each changed row in the table''s distributed queue for one async model';
 
+-- the fit of a model of a distributed table, measured on the shards
+CREATE FUNCTION unlearn._row_margin(x float8[], w float8[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'unlearn_row_margin' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10;
+COMMENT ON FUNCTION unlearn._row_margin(float8[], float8[]) IS 'internal to training: w.x for a mapped row x';
+CREATE FUNCTION unlearn._row_class(x float8[], coef float8[], classes int4) RETURNS int4
+AS 'MODULE_PATHNAME', 'unlearn_row_class' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10;
+COMMENT ON FUNCTION unlearn._row_class(float8[], float8[], int4) IS 'internal to training: the position among the model''s labels of the class its weights predict for a mapped row x';

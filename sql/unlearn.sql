@@ -868,6 +868,12 @@ CREATE FUNCTION unlearn._row_x(model text, map float8[], raw float8[]) RETURNS f
 AS 'MODULE_PATHNAME', 'unlearn_row_x' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100;
 CREATE FUNCTION unlearn._row_raw(model text, raw float8[]) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_row_raw' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION unlearn._row_margin(x float8[], w float8[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'unlearn_row_margin' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10;
+COMMENT ON FUNCTION unlearn._row_margin(float8[], float8[]) IS 'internal to training: w.x for a mapped row x';
+CREATE FUNCTION unlearn._row_class(x float8[], coef float8[], classes int4) RETURNS int4
+AS 'MODULE_PATHNAME', 'unlearn_row_class' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10;
+COMMENT ON FUNCTION unlearn._row_class(float8[], float8[], int4) IS 'internal to training: the position among the model''s labels of the class its weights predict for a mapped row x';
 CREATE FUNCTION unlearn._category_values(value anyelement, categories anyarray) RETURNS float8[]
 AS 'MODULE_PATHNAME', 'unlearn_category_values' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 10;
 CREATE FUNCTION unlearn._row_target(model text, label "any", positive text) RETURNS float8

@@ -51,6 +51,8 @@
 
 #include <math.h>
 
+#include <cblas.h>
+
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "nodes/supportnodes.h"
@@ -429,6 +431,79 @@ unlearn_row_target(PG_FUNCTION_ARGS)
 		memcmp(label, VARDATA_ANY(positive), VARSIZE_ANY_EXHDR(positive)) == 0 ? 1.0 : -1.0;
 	pfree(label);
 	PG_RETURN_FLOAT8(target);
+}
+
+/* a float8[] argument's values: one dimension, no null element */
+static const double *
+plain_doubles(FunctionCallInfo fcinfo, int argno, int *n)
+{
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(argno);
+
+	if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("unlearn's row functions take one-dimensional float8 arrays without nulls")));
+	*n = ARR_DIMS(a)[0];
+	return (const double *) ARR_DATA_PTR(a);
+}
+
+/*
+ * unlearn._row_margin(x float8[], w float8[]) -> float8: w.x, the value a
+ * least-squares model predicts for the mapped row x.
+ */
+PG_FUNCTION_INFO_V1(unlearn_row_margin);
+Datum
+unlearn_row_margin(PG_FUNCTION_ARGS)
+{
+	int			p,
+				q;
+	const double *x = plain_doubles(fcinfo, 0, &p);
+	const double *w = plain_doubles(fcinfo, 1, &q);
+
+	if (p != q)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("unlearn._row_margin needs x and w of one length")));
+	PG_RETURN_FLOAT8(p > 0 ? cblas_ddot(p, x, 1, w, 1) : 0.0);
+}
+
+/*
+ * unlearn._row_class(x float8[], coef float8[], classes int4) -> int4: the
+ * position (from 1) among the model's labels of the class it predicts for
+ * the mapped row x: with one weight vector, 2 (the positive label) when
+ * w.x > 0 and 1 otherwise; with K of them (one-vs-rest, coef K x p), the
+ * first of the largest margins.
+ */
+PG_FUNCTION_INFO_V1(unlearn_row_class);
+Datum
+unlearn_row_class(PG_FUNCTION_ARGS)
+{
+	int			p,
+				n;
+	const double *x = plain_doubles(fcinfo, 0, &p);
+	const double *coef = plain_doubles(fcinfo, 1, &n);
+	int			K = PG_GETARG_INT32(2);
+	int			best = 0,
+				k;
+	double		top = -INFINITY;
+
+	if (K < 1 || p < 1 || (int64) K * p != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("unlearn._row_class needs coef of classes times the length of x")));
+	if (K == 1)
+		PG_RETURN_INT32(cblas_ddot(p, coef, 1, x, 1) > 0 ? 2 : 1);
+	for (k = 0; k < K; k++)
+	{
+		double		margin = cblas_ddot(p, coef + (Size) k * p, 1, x, 1);
+
+		if (margin > top)
+		{
+			top = margin;
+			best = k;
+		}
+	}
+	PG_RETURN_INT32(best + 1);
 }
 
 /* the categories of one _category_values call site, kept in fn_extra */

@@ -1155,6 +1155,68 @@ certify_by_measuring(UnlearnModel *m, double *measured)
  */
 #define FIT_FETCH_ROWS 1000
 
+/*
+ * model_training_fit of a model of a Citus distributed table: the same
+ * counts or sums, as aggregates that each shard computes on its worker
+ * (unlearn._row_class, unlearn._row_margin), so no row travels to the
+ * coordinator.  The sums are float8 sums, not long double.
+ */
+static double
+distributed_training_fit(UnlearnModel *m)
+{
+	TrainingScan scan;
+	Oid			types[2] = {FLOAT8ARRAYOID, TEXTARRAYOID};
+	Datum		values[2];
+	char		nulls[2] = "  ";
+	char	   *x;
+	char	   *target;
+	bool		isnull;
+	int64		n;
+	double		fit;
+
+	scan_begin(&scan, m, false, "measuring fit");
+	scan.map = row_map_array(m);
+	values[0] = coef_array(m->released.coef, m->released.nclasses, m->def.p);
+	values[1] = cstring_text_array(m->released.classes, m->released.nlabels);
+	x = psprintf("unlearn._row_x($%d, $%d, %s)", PARAM_MODEL, PARAM_MAP, scan.raw_sql);
+	if (m->def.loss == LOSS_SQUARED)
+	{
+		target = psprintf("unlearn._row_target($%d, %s, NULL)", PARAM_MODEL,
+						  quote_identifier(m->def.label));
+		run_pass(&scan, "measuring fit", 1,
+				 psprintf("SELECT pg_catalog.count(*), pg_catalog.sum(%s), pg_catalog.sum(%s * %s), "
+						  "pg_catalog.sum((%s - unlearn._row_margin(%s, $%d)) ^ 2) FROM %s%s",
+						  target, target, target, target, x, PARAM_FIRST_CLASS,
+						  scan.relation, scan.filter),
+				 2, types, values, nulls);
+	}
+	else
+		run_pass(&scan, "measuring fit", 1,
+				 psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE "
+						  "unlearn._row_target($%d, %s, ($%d)[unlearn._row_class(%s, $%d, %d)]) = 1) "
+						  "FROM %s%s",
+						  PARAM_MODEL, quote_identifier(m->def.label), PARAM_FIRST_CLASS + 1,
+						  x, PARAM_FIRST_CLASS, m->released.nclasses, scan.relation, scan.filter),
+				 2, types, values, nulls);
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (n == 0)
+		fit = NAN;
+	else if (m->def.loss == LOSS_SQUARED)
+	{
+		double		sy = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		double		syy = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+		double		sse = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+		double		sst = syy - sy * sy / n;
+
+		fit = sst > 0 ? 1 - sse / sst : 1.0;
+	}
+	else
+		fit = (double) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+												   &isnull)) / n;
+	scan_end(&scan);
+	return fit;
+}
+
 double
 model_training_fit(UnlearnModel *m)
 {
@@ -1175,6 +1237,8 @@ model_training_fit(UnlearnModel *m)
 
 	if (m->released.status != MODEL_READY || m->released.coef == NULL)
 		return NAN;
+	if (citus_distribution(m->def.source) == 'h')
+		return distributed_training_fit(m);
 	scan_begin(&scan, m, false, "measuring fit");
 	scan.map = row_map_array(m);
 	pass_parameters(&scan, types, values, nulls);

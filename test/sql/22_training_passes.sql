@@ -52,6 +52,12 @@ SELECT unlearn._column_moments(NULL::float8[], 1);
 SELECT unlearn._column_moments(x, NULL) FROM (VALUES ('{1}'::float8[]), ('{2}')) v(x);
 SELECT unlearn._column_moments(x, 2) FROM (VALUES ('{1,2,3}'::float8[])) v(x);
 SELECT unlearn._column_moments(x, 1) FROM (VALUES ('{1,3}'::float8[]), ('{5,7}')) v(x);
+SELECT unlearn._row_margin('{1,2}', '{3,4}') AS margin, unlearn._row_class('{1,2}', '{1,-1,-1,1}', 2) AS of_two,
+	unlearn._row_class('{1,2}', '{-1,0}', 1) AS negative, unlearn._row_class('{1,2}', '{1,0}', 1) AS positive;
+SELECT unlearn._row_margin('{1}', '{1,2}');
+SELECT unlearn._row_margin('{1,NULL}', '{1,2}');
+SELECT unlearn._row_class('{1,2}', '{1,2,3}', 2);
+SELECT unlearn._row_class('{1,2}', '{1,2}', 0);
 SELECT unlearn._row_values(1, true, 2.5::numeric, 3::smallint);
 SELECT unlearn._row_values('a'::text);
 SELECT unlearn._row_values(VARIADIC ARRAY[1, 2]);

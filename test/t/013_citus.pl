@@ -140,11 +140,18 @@ like($err, qr/a model of table "dist" is trained on Citus's coordinator/, 'a wor
 is($coordinator->safe_psql('postgres', 'SELECT count(*) FROM unlearn.models'), '0', 'and no model is left');
 
 # 3. training on the shards equals training on one node
-$coordinator->safe_psql('postgres', q{
-SELECT count(*) FROM (VALUES ('dist_zero', 'dist', '{"removal": "async"}'), ('single_zero', 'single', '{}')) v(m, t, o),
+my $fits = $coordinator->safe_psql('postgres', q{
+SELECT string_agg(s.model || ':' || s.accuracy, ',' ORDER BY s.model)
+FROM (VALUES ('dist_zero', 'dist', '{"removal": "async"}'), ('single_zero', 'single', '{}')) v(m, t, o),
 	LATERAL unlearn_train(m, t, 'five', '{pixels}', sigma => 0, options => o::jsonb) s;
-SELECT count(*) FROM (VALUES ('dist_lsq', 'dist', '{"removal": "async"}'), ('single_lsq', 'single', '{}')) v(m, t, o),
+SELECT string_agg(s.model || ':' || s.r2, ',' ORDER BY s.model)
+FROM (VALUES ('dist_lsq', 'dist', '{"removal": "async"}'), ('single_lsq', 'single', '{}')) v(m, t, o),
 	LATERAL unlearn_train(m, t, 'y', '{pixels}', loss => 'squared', sigma => 0, options => o::jsonb) s;
+});
+my ($accuracy, $r2) = split /\n/, $fits;
+like($accuracy, qr/^dist_zero:([0-9.]+),single_zero:\1$/, 'the fit measured on the shards is the single-node accuracy');
+like($r2, qr/^dist_lsq:([0-9.]+),single_lsq:\1$/, 'and R2');
+$coordinator->safe_psql('postgres', q{
 SELECT count(*) FROM unlearn_train('dist_noisy', 'dist', 'five', '{pixels}', sigma => 1,
 								   options => '{"removal": "async"}');
 });
