@@ -309,6 +309,11 @@ distribution_of(Oid relid)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	method = citus_distribution(relid);
+	if (method == '\0' && citus_is_shard(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot train a model on \"%s\", a shard of a distributed table", get_rel_name(relid)),
+				 errhint("Train on the distributed table, on Citus's coordinator.")));
 	if (method != '\0' && !citus_is_coordinator())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -614,6 +619,17 @@ unlearn_train(PG_FUNCTION_ARGS)
 	if (distributed)
 		check_citus_model(m);
 	check_can_train(m, relid, m->def.owner);
+	/*
+	 * Another role would need TRIGGER on a table the extension's owner owns:
+	 * its own triggers there would then run as every role that writes it
+	 */
+	if (distributed && GetUserId() != table_owner(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only the owner of distributed table \"%s\" can train a model on it",
+						get_rel_name(relid)),
+				 errdetail("Training needs the TRIGGER privilege on the table; on a table the extension's owner owns, a role holding it could run its own triggers as every role that writes the table."),
+				 errhint("Train as %s.", quote_identifier(GetUserNameFromId(table_owner(relid), false)))));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -653,6 +669,9 @@ unlearn_train(PG_FUNCTION_ARGS)
 		catalog_delete_model(old->def.name);
 		catalog_ledger(old, "replace", 0, 0, 0.0, false);
 	}
+	/* the shards' writers are held off from here, as the table's are by lock_source */
+	if (distributed)
+		citus_prepare_model(m);
 
 	if (!retrain_model(m, verbose, true))
 		ereport(ERROR,

@@ -14,9 +14,11 @@
  *	  Citus lets one transaction do both only as one role.
  *	  (DROP TABLE takes the models and the queue with it: trigger.c.)
  *	- On every node, workers included, where no model catalog helps:
- *	  disabling, renaming or dropping a shard trigger, or changing a column
- *	  one names, unless a superuser does it (Citus runs the extension's own
- *	  changes of the triggers as the superuser who made them).
+ *	  disabling, renaming or dropping a shard trigger, changing a column
+ *	  one names, or adding a trigger of one's own to a table with models
+ *	  (which the extension's owner owns), unless a superuser does it (Citus
+ *	  runs the extension's own changes of the triggers as the superuser
+ *	  who made them).
  *
  * A distributed table has models exactly when it carries a shard trigger
  * (unlearn_shard_*, whose function is the extension's): the relcache says
@@ -275,7 +277,7 @@ citus_guard_shard_triggers(Oid caller)
 					"FROM pg_catalog.pg_event_trigger_ddl_commands() c "
 					"WHERE c.classid IN ('pg_catalog.pg_class'::pg_catalog.regclass, "
 					"'pg_catalog.pg_trigger'::pg_catalog.regclass)",
-					true, 0) != SPI_OK_SELECT)
+					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the DDL commands");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -291,6 +293,32 @@ citus_guard_shard_triggers(Oid caller)
 
 		if (broken != NULL)
 			refuse_shard_trigger_change(broken);
+	}
+
+	/*
+	 * A trigger of a role's own on a table with models: the table belongs to
+	 * the extension's owner, so its code would run as every role that
+	 * writes the table, the superuser included.
+	 */
+	if (SPI_execute("SELECT g.tgrelid FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+					"JOIN pg_catalog.pg_trigger g ON g.oid = c.objid "
+					"WHERE c.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass "
+					"AND c.command_tag = 'CREATE TRIGGER'",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the DDL commands");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (has_shard_trigger(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can add a trigger to \"%s\", which has unlearn models",
+							get_rel_name(relid)),
+					 errdetail("The table belongs to the extension's owner: a trigger's function would run as every role that writes it."),
+					 errhint("Ask a superuser to attach it.")));
 	}
 }
 

@@ -584,6 +584,52 @@ apply_async_queue(const char *name)
 	return entries;
 }
 
+/* whether a distributed table's model has queued entries, asked in a subtransaction */
+typedef struct QueueProbe
+{
+	const char *name;
+	Oid			source;
+	bool		has_entries;
+} QueueProbe;
+
+static void
+probe_queue(void *arg)
+{
+	QueueProbe *probe = (QueueProbe *) arg;
+
+	probe->has_entries = citus_queue_has_entries(probe->name, probe->source);
+}
+
+/* Citus's refusal to read, as the extension's owner, shards this transaction wrote as another role */
+static bool
+written_by_another_role(const ErrorData *edata, void *arg)
+{
+	return edata->sqlerrcode == ERRCODE_ACTIVE_SQL_TRANSACTION;
+}
+
+/*
+ * Whether model's queue on distributed table source is empty; false, with
+ * a NOTICE, in a transaction that wrote the table as another role, whose
+ * changes are queued only when it commits anyway.
+ */
+static bool
+citus_queue_empty(const char *name, Oid source, bool *unreadable)
+{
+	QueueProbe	probe = {name, source, false};
+	ErrorData  *edata = run_in_subtransaction(probe_queue, &probe, written_by_another_role);
+
+	*unreadable = edata != NULL;
+	if (edata == NULL)
+		return !probe.has_entries;
+	FreeErrorData(edata);
+	ereport(NOTICE,
+			(errmsg("the queue of model \"%s\" cannot be read in a transaction that wrote its distributed table",
+					name),
+			 errdetail("This transaction's changes reach the model's queue when it commits."),
+			 errhint("Call unlearn_wait after the transaction that erases the rows has committed.")));
+	return false;
+}
+
 /*
  * unlearn._wait(model, timeout): wait until every change of async model's
  * queue that the call's first snapshot sees is applied (their entries
@@ -638,6 +684,7 @@ unlearn_wait(PG_FUNCTION_ARGS)
 	{
 		int64		last;
 		bool		citus;
+		bool		unreadable = false;
 
 		if (!worker_applies())
 			ereport(ERROR,
@@ -649,7 +696,11 @@ unlearn_wait(PG_FUNCTION_ARGS)
 		/* a distributed table's queue has no order: wait for it to be empty */
 		citus = citus_distribution(source) == 'h';
 		if (citus)
-			done = !citus_queue_has_entries(name, source);
+		{
+			done = citus_queue_empty(name, source, &unreadable);
+			if (unreadable)
+				deadline = 0;	/* nothing to wait for */
+		}
 		else if (SPI_execute_with_args("SELECT max(id) FROM unlearn.pending WHERE model = $1",
 									   1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the queue of model \"%s\"", name);
@@ -660,8 +711,9 @@ unlearn_wait(PG_FUNCTION_ARGS)
 			done = isnull;
 			args[1] = Int64GetDatum(last);
 		}
-		deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) (timeout * 1000));
-		while (!done)
+		if (!unreadable)
+			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) (timeout * 1000));
+		while (!done && !unreadable)
 		{
 			/* hurry the worker now and then: a visit finds every due queue */
 			if (TimestampDifferenceExceeds(asked, GetCurrentTimestamp(), WAIT_REQUEST_MS))
@@ -674,7 +726,7 @@ unlearn_wait(PG_FUNCTION_ARGS)
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 			if (citus)
-				done = !citus_queue_has_entries(name, source);
+				done = citus_queue_empty(name, source, &unreadable);
 			else if (SPI_execute_with_args("SELECT 1 FROM unlearn.pending WHERE model = $1 AND id <= $2 LIMIT 1",
 										   2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 				elog(ERROR, "could not read the queue of model \"%s\"", name);

@@ -54,12 +54,19 @@ PG_FUNCTION_INFO_V1(unlearn_shard_queue_trigger);
 #define SHARD_TRIGGER_PREFIX "unlearn_shard_"
 #define SHARD_ARGS_FIXED 9		/* the arguments before the feature columns */
 
-/* a shard's queue shard, found once per backend */
+/*
+ * A shard's queue shard, found once per backend and checked at each use:
+ * a queue dropped and made again (its table's last model dropped, then a
+ * new one trained) has shards of other names.
+ */
 typedef struct ShardQueue
 {
 	Oid			shard;			/* the trigger's relation */
 	char	   *queue_args;		/* the "queue" argument it was found for */
-	char	   *insert;			/* the INSERT into the co-located queue shard */
+	char	   *queue_shard;	/* the co-located queue shard's name, in unlearn */
+	AttrNumber	key;			/* the shard's distribution column */
+	Oid			key_type;
+	char	   *insert;			/* the INSERT into the queue shard */
 	SPIPlanPtr	plan;
 	struct ShardQueue *next;
 } ShardQueue;
@@ -97,7 +104,12 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 
 	for (sq = shard_queues; sq != NULL; sq = sq->next)
 		if (sq->shard == RelationGetRelid(rel) && strcmp(sq->queue_args, queue) == 0)
-			return sq;
+		{
+			if (OidIsValid(get_relname_relid(sq->queue_shard,
+											 get_namespace_oid("unlearn", false))))
+				return sq;
+			sq->shard = InvalidOid; /* stale: found again below */
+		}
 	if (suffix == NULL || !OidIsValid(get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE)))
 		refuse_shard_trigger(td, "The relation is no shard of a distributed table.");
 	shardid = strtoi64(suffix + 1, &end, 10);
@@ -110,7 +122,9 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 							  "pg_catalog.quote_ident(c.relname), "
 							  "pg_catalog.shard_name(s.logicalrelid, s.shardid, false), "
 							  "pg_catalog.shard_name(q.oid, qs.shardid, false), "
-							  "pg_catalog.to_regclass(pg_catalog.shard_name(q.oid, qs.shardid, false)) IS NOT NULL "
+							  "pg_catalog.to_regclass(pg_catalog.shard_name(q.oid, qs.shardid, false)) IS NOT NULL, "
+							  "pg_catalog.column_to_column_name(s.logicalrelid, p.partkey), "
+							  "q.relname || '_' || qs.shardid "
 							  "FROM pg_catalog.pg_dist_shard s "
 							  "JOIN pg_catalog.pg_class c ON c.oid = s.logicalrelid "
 							  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
@@ -145,8 +159,15 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 	sq = palloc0(sizeof(ShardQueue));
 	sq->shard = RelationGetRelid(rel);
 	sq->queue_args = pstrdup(queue);
+	sq->queue_shard = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 6);
+	sq->key = get_attnum(RelationGetRelid(rel),
+						 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5));
+	if (sq->key <= 0)
+		refuse_shard_trigger(td, "The relation has no distribution column.");
+	sq->key_type = TupleDescAttr(RelationGetDescr(rel), sq->key - 1)->atttypid;
+	/* the row's key, so that Citus's splits and moves take the entry with its row */
 	sq->insert = psprintf("INSERT INTO %s (key, model, change, contribution) "
-						  "VALUES (NULL, $1, $2, $3)",
+						  "VALUES ($1, $2, $3, $4)",
 						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
 	sq->next = shard_queues;
 	shard_queues = sq;
@@ -155,28 +176,33 @@ find_queue_shard(TriggerData *td, const char *table, const char *queue)
 }
 
 static void
-queue_shard_row(ShardQueue *sq, const char *model, int change, bytea *contribution)
+queue_shard_row(ShardQueue *sq, TupleTableSlot *slot, const char *model, int change,
+				bytea *contribution)
 {
-	Datum		args[3];
-	char		nulls[3] = "  ";
+	Datum		args[4];
+	char		nulls[4] = "    ";
+	bool		isnull;
 
 	if (sq->plan == NULL)
 	{
-		Oid			types[3] = {TEXTOID, INT2OID, BYTEAOID};
-		SPIPlanPtr	plan = SPI_prepare(sq->insert, 3, types);
+		Oid			types[4] = {sq->key_type, TEXTOID, INT2OID, BYTEAOID};
+		SPIPlanPtr	plan = SPI_prepare(sq->insert, 4, types);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
 			elog(ERROR, "could not prepare the queue insert");
 		sq->plan = plan;
 	}
-	args[0] = CStringGetTextDatum(model);
-	args[1] = Int16GetDatum(change);
+	args[0] = slot_getattr(slot, sq->key, &isnull);
+	if (isnull)
+		nulls[0] = 'n';
+	args[1] = CStringGetTextDatum(model);
+	args[2] = Int16GetDatum(change);
 	if (contribution != NULL)
-		args[2] = PointerGetDatum(contribution);
+		args[3] = PointerGetDatum(contribution);
 	else
 	{
-		args[2] = (Datum) 0;
-		nulls[2] = 'n';
+		args[3] = (Datum) 0;
+		nulls[3] = 'n';
 	}
 	if (SPI_execute_plan(sq->plan, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not queue a row change of model \"%s\"", model);
@@ -296,9 +322,10 @@ unlearn_shard_queue_trigger(PG_FUNCTION_ARGS)
 	if (!(has_old && has_new && same))
 	{
 		if (has_old)
-			queue_shard_row(sq, m->def.name, -1, old_row);
+			queue_shard_row(sq, td->tg_trigslot, m->def.name, -1, old_row);
 		if (has_new)
-			queue_shard_row(sq, m->def.name, 1, new_row);
+			queue_shard_row(sq, TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newslot :
+							td->tg_trigslot, m->def.name, 1, new_row);
 	}
 	leave_extension_context(&ctx);
 	SPI_finish();

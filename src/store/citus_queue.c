@@ -23,9 +23,9 @@
  *	- The queue is created by the extension's owner (a superuser) with the
  *	  table's first model, and dropped with its last: no other role holds
  *	  a right on it, on the coordinator or the workers.  Its columns are
- *	  (key, model, change, contribution): key, of the type of the table's
- *	  distribution column, is always NULL (entries are written into the
- *	  co-located shard, never routed, and keep no row's key), change is -1
+ *	  (key, model, change, contribution): key is the row's value of the
+ *	  table's distribution column (a built-in base type), so that Citus's
+ *	  splits and moves take each entry with its row's shard; change is -1
  *	  or +1, and contribution is the queued-row format of deferred.c.
  *	- Each model of the table has its own trigger, whose arguments hold
  *	  everything a worker needs to decode its rows (the worker has no
@@ -96,6 +96,25 @@ citus_distribution(Oid relid)
 			method = DatumGetChar(d);
 	}
 	return method;
+}
+
+/* whether relid is a shard of a distributed table (Citus keeps shards hidden) */
+bool
+citus_is_shard(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	bool		isnull;
+	Datum		d;
+
+	if (!OidIsValid(get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE)))
+		return false;
+	args[0] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT pg_catalog.relation_is_a_known_shard($1::pg_catalog.regclass)",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not ask Citus for shards");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return !isnull && DatumGetBool(d);
 }
 
 /*
@@ -246,22 +265,49 @@ queue_is_empty(const char *queue)
 	return SPI_processed == 0;
 }
 
-/*
- * Attach model m's shard trigger to its hash-distributed table, creating
- * the table's queue first if it has none.
- */
-void
-citus_attach_model(UnlearnModel *m)
+/* the CREATE TRIGGER of model m's shard trigger; provisional: before d is known */
+static char *
+shard_trigger_ddl(UnlearnModel *m, const char *table, const char *queue, bool provisional)
 {
-	char	   *table = relation_qualified_name(m->def.source);
-	char	   *plain = citus_table_name(m->def.source);
-	char	   *queue = citus_queue_name(plain);
-	char	   *trigger = citus_trigger_name(m->def.name);
-	List	   *commands = NIL;
 	StringInfoData q;
 	int			j;
+
+	initStringInfo(&q);
+	appendStringInfo(&q, "CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW "
+					 "EXECUTE FUNCTION unlearn._shard_queue(%s, %s, %s, %s, %s, '%d', '%d', '%s', %s",
+					 citus_trigger_name(m->def.name), table,
+					 quote_literal_cstr(m->def.name), quote_literal_cstr(table),
+					 quote_literal_cstr(queue),
+					 m->def.loss == LOSS_SQUARED ? "'squared'" : "'logistic'",
+					 m->def.nulls == NULLS_SKIP ? "'skip'" :
+					 m->def.nulls == NULLS_IMPUTE ? "'impute'" : "'error'",
+					 provisional ? 0 : m->def.dims, provisional ? 0 : m->def.p,
+					 m->def.feature_array ? "array" : "columns", quote_literal_cstr(m->def.label));
+	for (j = 0; j < m->def.nfeatures; j++)
+		appendStringInfo(&q, ", %s", quote_literal_cstr(m->def.features[j]));
+	appendStringInfoChar(&q, ')');
+	return q.data;
+}
+
+/*
+ * Before a training of model m on its hash-distributed table reads a row:
+ * drop the model's old shard trigger (waiting for the writers that fire
+ * it), drop its queued entries (the training reflects the table), and
+ * attach a provisional trigger, whose lock on every shard keeps writers,
+ * on the coordinator or directly on a worker, out until the training
+ * commits.  The table's queue is created first if it has none.
+ * citus_attach_model then gives the trigger its final arguments.
+ */
+void
+citus_prepare_model(UnlearnModel *m)
+{
+	char	   *table = relation_qualified_name(m->def.source);
+	char	   *queue = citus_queue_name(table);
+	char	   *trigger = citus_trigger_name(m->def.name);
+	List	   *commands = NIL;
 	bool		reuse = queue_exists(queue);
 
+	commands = lappend(commands, psprintf("DROP TRIGGER IF EXISTS %s ON %s", trigger, table));
 	/*
 	 * A queue no longer co-located with its table (a table owner may undo
 	 * co-location) is co-located again, keeping its entries; an empty one
@@ -280,7 +326,6 @@ citus_attach_model(UnlearnModel *m)
 										"'unlearn.%s', colocate_with => %s)",
 										queue, quote_literal_cstr(table)));
 	}
-	/* a training reflects the table: what was queued before is spent */
 	if (reuse)
 		commands = lappend(commands, psprintf("DELETE FROM unlearn.%s WHERE model = %s", queue,
 											  quote_literal_cstr(m->def.name)));
@@ -297,23 +342,18 @@ citus_attach_model(UnlearnModel *m)
 						   psprintf("SELECT pg_catalog.create_distributed_table('unlearn.%s', 'key', "
 									"colocate_with => %s)", queue, quote_literal_cstr(table)));
 	}
-	commands = lappend(commands, psprintf("DROP TRIGGER IF EXISTS %s ON %s", trigger, table));
-	initStringInfo(&q);
-	appendStringInfo(&q, "CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW "
-					 "EXECUTE FUNCTION unlearn._shard_queue(%s, %s, %s, %s, %s, '%d', '%d', '%s', %s",
-					 trigger, table,
-					 quote_literal_cstr(m->def.name), quote_literal_cstr(plain),
-					 quote_literal_cstr(queue),
-					 m->def.loss == LOSS_SQUARED ? "'squared'" : "'logistic'",
-					 m->def.nulls == NULLS_SKIP ? "'skip'" :
-					 m->def.nulls == NULLS_IMPUTE ? "'impute'" : "'error'",
-					 m->def.dims, m->def.p, m->def.feature_array ? "array" : "columns",
-					 quote_literal_cstr(m->def.label));
-	for (j = 0; j < m->def.nfeatures; j++)
-		appendStringInfo(&q, ", %s", quote_literal_cstr(m->def.features[j]));
-	appendStringInfoChar(&q, ')');
-	commands = lappend(commands, q.data);
+	commands = lappend(commands, shard_trigger_ddl(m, table, queue, true));
 	run_citus_ddl(commands);
+}
+
+/* after the training of model m: its shard trigger with its final arguments */
+void
+citus_attach_model(UnlearnModel *m)
+{
+	char	   *table = relation_qualified_name(m->def.source);
+
+	run_citus_ddl(list_make2(psprintf("DROP TRIGGER %s ON %s", citus_trigger_name(m->def.name), table),
+							 shard_trigger_ddl(m, table, citus_queue_name(table), false)));
 }
 
 /*

@@ -63,9 +63,11 @@ extern bool unlearn_changing_triggers;
 /* citus_queue.c */
 extern char citus_distribution(Oid relid);
 extern bool citus_is_coordinator(void);
+extern bool citus_is_shard(Oid relid);
 extern void citus_check_distribution_column(Oid relid);
 extern char *citus_queue_name(const char *table);
 extern char *citus_trigger_name(const char *model);
+extern void citus_prepare_model(UnlearnModel *m);
 extern void citus_attach_model(UnlearnModel *m);
 extern void citus_detach_model(const char *model, Oid relid);
 extern uint64 citus_take_queue(const char *model, Oid relid);

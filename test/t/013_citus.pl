@@ -45,6 +45,8 @@ sub citus_node
 	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'citus,unlearn'");
 	$node->append_conf('postgresql.conf', 'unlearn.worker = ' . ($name eq 'coordinator' ? 'on' : 'off'));
 	$node->append_conf('postgresql.conf', 'max_prepared_transactions = 10');
+	# Citus's connections to the node itself (shard splits) over its socket
+	$node->append_conf('postgresql.conf', "citus.local_hostname = '" . $node->host . "'");
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus; CREATE EXTENSION unlearn');
 	return $node;
@@ -222,10 +224,24 @@ is($coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn.$queue"), '
 is(join(',', map { in_step($_) } qw(dist_lsq dist_noisy)), 't,t',
 	'after 100 mixed changes, a COPY and a MERGE, least squares equals a refit to 1e-9, and logistic is certified');
 
+# a shard split with entries queued: each entry goes with its row's key
+$coordinator->safe_psql('postgres', q{
+DELETE FROM dist WHERE id % 19 = 0;
+SELECT citus_split_shard_by_split_points(s.shardid,
+	ARRAY[((s.shardminvalue::bigint + s.shardmaxvalue::bigint) / 2)::text], ARRAY[n.nodeid, n.nodeid],
+	'block_writes')
+FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n ON n.groupid = p.groupid
+WHERE s.logicalrelid = 'dist'::regclass ORDER BY s.shardid LIMIT 1;
+});
+cmp_ok($coordinator->safe_psql('postgres', "SELECT count(key) FROM unlearn.$queue"), '>', 0,
+	'entries with their keys are queued across a split');
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending(m) FROM unnest('{dist_lsq,dist_noisy,dist_zero}'::text[]) m");
+is(join(',', map { in_step($_) } qw(dist_lsq dist_noisy)), 't,t', 'after a shard split the models apply them');
+
 # 6. writes on a worker's shard
 my $shard = $workers[0]->safe_psql('postgres', q{
 SET citus.override_table_visibility = off;
-SELECT relname FROM pg_class WHERE relname ~ '^dist_[0-9]+$' ORDER BY relname LIMIT 1});
+SELECT relname FROM pg_class WHERE relname ~ '^dist_[0-9]+$' AND substring(relname from '[0-9]+$')::bigint IN (SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'dist'::regclass) ORDER BY relname LIMIT 1});
 $workers[0]->safe_psql('postgres', "DELETE FROM $shard WHERE id IN (SELECT id FROM $shard LIMIT 3);
 UPDATE $shard SET y = y + 2 WHERE id IN (SELECT id FROM $shard LIMIT 2)");
 $coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending('dist_lsq')");
@@ -237,6 +253,47 @@ is($coordinator->safe_psql('postgres', "SELECT certified FROM unlearn_verify('di
 	'unlearn_verify finds a write that bypassed the shard triggers');
 $coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn_retrain('dist_lsq')");
 is(in_step('dist_lsq'), 't', 'a retrain brings the model back in step');
+
+# a training holds off writes made directly on a worker's shard: one open
+# while it starts is waited for, and then read, not missed
+my $writer = $workers[0]->background_psql('postgres');
+$writer->query_safe('SET citus.override_table_visibility = off');
+$writer->query_safe('BEGIN');
+$writer->query_safe("DELETE FROM $shard WHERE id IN (SELECT id FROM $shard ORDER BY id LIMIT 5)");
+my $trainer = $coordinator->background_psql('postgres');
+$trainer->query_until(qr/started/, q{\echo started
+SELECT count(*) FROM unlearn_train('race', 'dist', 'y', '{pixels}', loss => 'squared', sigma => 0,
+								   options => '{"removal": "async"}');
+});
+ok( $workers[0]->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND locktype = 'relation'}),
+	'the training waits for the open write on the shard');
+$writer->query_safe('COMMIT');
+$trainer->query_safe('SELECT 1');
+$trainer->quit;
+$writer->quit;
+is(in_step('race'), 't', 'and reflects it once it commits');
+
+# a session's shard triggers find the queue again after it is made anew
+my $app = $coordinator->background_psql('postgres');
+$app->query_safe('DELETE FROM dist WHERE id % 97 = 1');
+$coordinator->safe_psql('postgres', q{
+SELECT unlearn_drop(model) FROM unlearn.models WHERE source = 'dist'::regclass;
+SELECT count(*) FROM unlearn_train('race', 'dist', 'y', '{pixels}', loss => 'squared', sigma => 0,
+								   options => '{"removal": "async"}');
+});
+$app->query('DELETE FROM dist WHERE id % 97 = 2');
+$app->quit;
+is($coordinator->safe_psql('postgres', 'SELECT count(*) FROM dist WHERE id % 97 = 2'), '0',
+	'a session that wrote before the queue was made again erases after it');
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending('race')");
+is(in_step('race'), 't', 'and its model follows');
+$coordinator->safe_psql('postgres', q{
+SELECT count(*) FROM (VALUES ('dist_zero', '{pixels}', 'five', 'logistic', 0), ('dist_lsq', '{pixels}', 'y', 'squared', 0),
+	('dist_noisy', '{pixels}', 'five', 'logistic', 1)) v(m, f, l, loss, sigma),
+	LATERAL unlearn_train(m, 'dist', l, f::text[], loss => loss, sigma => sigma, options => '{"removal": "async"}') s;
+SELECT unlearn_drop('race');
+});
 
 # 7. no role but the extension writes a queue or attaches the shard trigger
 # (Citus creates the role on the workers too)
@@ -259,12 +316,38 @@ for my $ddl ("DROP TRIGGER $tgname ON dist", "ALTER TABLE dist DISABLE TRIGGER $
 	like($err, qr/the unlearn triggers of table "dist" must stay enabled/, "refused: $ddl");
 }
 
+# only the table's owner trains on it, and no other role adds a trigger to
+# it; a grantee's erasure and unlearn_wait in one transaction: the wait
+# says false, the erasure commits
+$coordinator->safe_psql('postgres', 'GRANT SELECT, DELETE, TRIGGER ON dist TO mallory; CREATE SCHEMA mallory_s AUTHORIZATION mallory');
+($rc, $out, $err) = $coordinator->psql('postgres',
+	q{SELECT unlearn_train('m_mallory', 'dist', 'five', '{pixels}', options => '{"removal": "async"}')},
+	extra_params => ['-U', 'mallory']);
+like($err, qr/only the owner of distributed table "dist" can train a model on it/, 'a grantee does not train on the table');
+($rc, $out, $err) = $coordinator->psql('postgres', q{CREATE FUNCTION mallory_s.f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN OLD; END$$;
+SET citus.enable_unsafe_triggers = on;
+CREATE TRIGGER mallory_t BEFORE DELETE ON dist FOR EACH ROW EXECUTE FUNCTION mallory_s.f()},
+	extra_params => ['-U', 'mallory']);
+like($err, qr/only a superuser can add a trigger to "dist", which has unlearn models/, 'nor adds a trigger to it');
+$coordinator->safe_psql('postgres', q{SELECT unlearn_grant('dist_lsq', 'mallory')});
+($rc, $out, $err) = $coordinator->psql('postgres',
+	q{BEGIN; DELETE FROM dist WHERE id % 89 = 7; SELECT unlearn_wait('dist_lsq', 1); COMMIT;},
+	extra_params => ['-U', 'mallory']);
+is($out, 'f', 'unlearn_wait after an erasure in its transaction says false');
+like($err, qr/the queue of model "dist_lsq" cannot be read in a transaction that wrote its distributed table/, 'with a notice');
+is($coordinator->safe_psql('postgres', 'SELECT count(*) FROM dist WHERE id % 89 = 7'), '0', 'and the erasure commits');
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending('dist_lsq')");
+is(in_step('dist_lsq'), 't', 'then reaches the model');
+($rc, $out, $err) = $workers[0]->psql('postgres', "SET citus.enable_manual_changes_to_shards = on;
+SELECT unlearn_train('m_shard', '$shard', 'five', '{pixels}')");
+like($err, qr/cannot train a model on "$shard", a shard of a distributed table/, 'a worker refuses to train on a shard');
+
 # a worker has no model catalog: there, a shard's trigger and the columns it
 # names stay as they are unless a superuser changes them (mallory is given
 # a shard directly on its worker)
 my $owned = $workers[0]->safe_psql('postgres', q{
 SET citus.override_table_visibility = off;
-SELECT relname FROM pg_class WHERE relname ~ '^dist_[0-9]+$' ORDER BY relname LIMIT 1});
+SELECT relname FROM pg_class WHERE relname ~ '^dist_[0-9]+$' AND substring(relname from '[0-9]+$')::bigint IN (SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'dist'::regclass) ORDER BY relname LIMIT 1});
 $workers[0]->safe_psql('postgres', "SET citus.enable_ddl_propagation = off; ALTER TABLE $owned OWNER TO mallory");
 my $shard_trigger = $workers[0]->safe_psql('postgres', "SELECT tgname FROM pg_trigger
 WHERE tgrelid = '$owned'::regclass AND tgname LIKE 'unlearn\\_shard\\_%' LIMIT 1");
