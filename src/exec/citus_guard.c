@@ -21,17 +21,19 @@
  *	  who made them).
  *
  * A distributed table has models exactly when it carries a shard trigger
- * (unlearn_shard_*, whose function is the extension's): the relcache says
- * so without a catalog query, on the statement's path.
+ * (unlearn_shard_*, whose function is the extension's): one index scan of
+ * pg_trigger says so, without a lock on the table.
  *
  *-------------------------------------------------------------------------
  */
 #include "exec/exec.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_trigger.h"
+#include "utils/fmgroids.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -43,26 +45,38 @@
 
 #define SHARD_TRIGGER_PREFIX "unlearn_shard_"
 
-/* whether relid carries a shard trigger of the extension's */
+/*
+ * Whether relid carries a shard trigger of the extension's, read from
+ * pg_trigger without locking relid: the utility hook asks before the
+ * command takes its own lock, and a weaker lock taken first would turn two
+ * sessions' TRUNCATEs into a deadlock.
+ */
 static bool
 has_shard_trigger(Oid relid)
 {
-	Relation	rel;
-	bool		found = false;
 	Oid			schema = get_namespace_oid("unlearn", true);
-	int			i;
+	Relation	triggers;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	bool		found = false;
 
-	if (!OidIsValid(relid) || !OidIsValid(schema) || get_rel_relkind(relid) != RELKIND_RELATION)
+	if (!OidIsValid(relid) || !OidIsValid(schema))
 		return false;
-	rel = table_open(relid, AccessShareLock);
-	for (i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers && !found; i++)
+	triggers = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(triggers, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (!found && HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
-		Trigger    *tg = &rel->trigdesc->triggers[i];
+		Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tuple);
 
-		found = strncmp(tg->tgname, SHARD_TRIGGER_PREFIX, strlen(SHARD_TRIGGER_PREFIX)) == 0 &&
+		found = strncmp(NameStr(tg->tgname), SHARD_TRIGGER_PREFIX,
+						strlen(SHARD_TRIGGER_PREFIX)) == 0 &&
 			get_func_namespace(tg->tgfoid) == schema;
 	}
-	table_close(rel, AccessShareLock);
+	systable_endscan(scan);
+	table_close(triggers, AccessShareLock);
 	return found;
 }
 
