@@ -43,8 +43,6 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#define SHARD_TRIGGER_PREFIX "unlearn_shard_"
-
 /*
  * Whether relid carries a shard trigger of the extension's, read from
  * pg_trigger without locking relid: the utility hook asks before the
@@ -71,8 +69,8 @@ has_shard_trigger(Oid relid)
 	{
 		Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tuple);
 
-		found = strncmp(NameStr(tg->tgname), SHARD_TRIGGER_PREFIX,
-						strlen(SHARD_TRIGGER_PREFIX)) == 0 &&
+		found = strncmp(NameStr(tg->tgname), UNLEARN_SHARD_TRIGGER_PREFIX,
+						strlen(UNLEARN_SHARD_TRIGGER_PREFIX)) == 0 &&
 			get_func_namespace(tg->tgfoid) == schema;
 	}
 	systable_endscan(scan);
@@ -104,34 +102,33 @@ refuse_for_models(Oid relid, const char *what, const char *detail, const char *h
 			 errhint("%s", hint)));
 }
 
-/* a schema that holds a distributed table with models */
+/* a table with models (a shard trigger of the extension's) in schema, or InvalidOid */
 static Oid
 schema_table_with_models(const char *schema)
 {
-	Oid			nsp = get_namespace_oid(schema, true);
+	Oid			argtypes[2] = {OIDOID, OIDOID};
+	Datum		args[2];
 	Oid			found = InvalidOid;
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	uint64		i;
 
-	if (!OidIsValid(nsp))
+	args[0] = ObjectIdGetDatum(get_namespace_oid(schema, true));
+	args[1] = ObjectIdGetDatum(get_namespace_oid("unlearn", true));
+	if (!OidIsValid(DatumGetObjectId(args[0])) || !OidIsValid(DatumGetObjectId(args[1])))
 		return InvalidOid;
-	args[0] = ObjectIdGetDatum(nsp);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT DISTINCT g.tgrelid FROM pg_catalog.pg_trigger g "
+	if (SPI_execute_with_args("SELECT g.tgrelid FROM pg_catalog.pg_trigger g "
 							  "JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid "
-							  "WHERE c.relnamespace = $1 AND g.tgname LIKE 'unlearn\\_shard\\_%'",
-							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+							  "JOIN pg_catalog.pg_proc f ON f.oid = g.tgfoid "
+							  "WHERE c.relnamespace = $1 AND g.tgname LIKE 'unlearn\\_shard\\_%' "
+							  "AND f.pronamespace = $2 LIMIT 1",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_trigger");
-	for (i = 0; i < SPI_processed && !OidIsValid(found); i++)
+	if (SPI_processed > 0)
 	{
 		bool		isnull;
-		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull));
 
-		if (has_shard_trigger(relid))
-			found = relid;
+		found = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											   &isnull));
 	}
 	SPI_finish();
 	return found;
@@ -186,14 +183,17 @@ citus_guard_utility(Node *stmt)
 	else if (IsA(stmt, AlterTableStmt) && ((AlterTableStmt *) stmt)->relation != NULL)
 	{
 		AlterTableStmt *at = (AlterTableStmt *) stmt;
-		Oid			relid = RangeVarGetRelid(at->relation, NoLock, true);
 		ListCell   *lc;
 
 		foreach(lc, at->cmds)
 		{
 			AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+			Oid			relid;
 
-			if (cmd->subtype == AT_ChangeOwner && has_shard_trigger(relid) &&
+			if (cmd->subtype != AT_ChangeOwner)
+				continue;
+			relid = RangeVarGetRelid(at->relation, NoLock, true);
+			if (has_shard_trigger(relid) &&
 				get_rolespec_oid(cmd->newowner, false) != extension_owner() &&
 				distributed_table(relid))
 				refuse_for_models(relid, "change the owner of",
@@ -249,7 +249,7 @@ shard_trigger_broken(Oid relid, Oid shard_queue)
 		if (tg->tgfoid != shard_queue)
 			continue;
 		if (tg->tgenabled != TRIGGER_FIRES_ON_ORIGIN ||
-			strncmp(tg->tgname, SHARD_TRIGGER_PREFIX, strlen(SHARD_TRIGGER_PREFIX)) != 0)
+			strncmp(tg->tgname, UNLEARN_SHARD_TRIGGER_PREFIX, strlen(UNLEARN_SHARD_TRIGGER_PREFIX)) != 0)
 			broken = RelationGetRelationName(rel);
 		/* the label and the features, from the ninth argument on */
 		for (j = 8; j < tg->tgnargs && broken == NULL; j++)

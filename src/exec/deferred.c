@@ -472,7 +472,7 @@ apply_queue(UnlearnModel *m, Oid caller)
 	args[0] = CStringGetTextDatum(m->def.name);
 	/* a distributed table's shards queue in its own queue (citus_queue.c) */
 	if (citus)
-		entries = citus_take_queue(m->def.name, m->def.source);
+		citus_take_queue(m->def.name, m->def.source);
 	else if (SPI_execute_with_args("SELECT change, contribution FROM unlearn.pending "
 								   "WHERE model = $1 ORDER BY id",
 								   1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -696,11 +696,7 @@ unlearn_wait(PG_FUNCTION_ARGS)
 		/* a distributed table's queue has no order: wait for it to be empty */
 		citus = citus_distribution(source) == 'h';
 		if (citus)
-		{
 			done = citus_queue_empty(name, source, &unreadable);
-			if (unreadable)
-				deadline = 0;	/* nothing to wait for */
-		}
 		else if (SPI_execute_with_args("SELECT max(id) FROM unlearn.pending WHERE model = $1",
 									   1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the queue of model \"%s\"", name);
@@ -711,8 +707,7 @@ unlearn_wait(PG_FUNCTION_ARGS)
 			done = isnull;
 			args[1] = Int64GetDatum(last);
 		}
-		if (!unreadable)
-			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) (timeout * 1000));
+		deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) (timeout * 1000));
 		while (!done && !unreadable)
 		{
 			/* hurry the worker now and then: a visit finds every due queue */

@@ -51,7 +51,6 @@
 
 PG_FUNCTION_INFO_V1(unlearn_shard_queue_trigger);
 
-#define SHARD_TRIGGER_PREFIX "unlearn_shard_"
 #define SHARD_ARGS_FIXED 9		/* the arguments before the feature columns */
 
 /*
@@ -298,7 +297,8 @@ unlearn_shard_queue_trigger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("unlearn._shard_queue() must be called as a trigger")));
-	if (strncmp(td->tg_trigger->tgname, SHARD_TRIGGER_PREFIX, strlen(SHARD_TRIGGER_PREFIX)) != 0 ||
+	if (strncmp(td->tg_trigger->tgname, UNLEARN_SHARD_TRIGGER_PREFIX,
+				strlen(UNLEARN_SHARD_TRIGGER_PREFIX)) != 0 ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event))
 		refuse_shard_trigger(td, "Its name or its event is not one unlearn gives.");
 	has_old = TRIGGER_FIRED_BY_DELETE(td->tg_event) || TRIGGER_FIRED_BY_UPDATE(td->tg_event);

@@ -14,8 +14,8 @@
  * DELETE ... RETURNING (deferred.c).
  *
  * Names.  The queue of table t is unlearn.citus_queue_<h>, h the first 16
- * hexadecimal digits of md5 of t's qualified name; the trigger of model m
- * is unlearn_shard_<k>, k those of md5 of m's name.  A shard's trigger
+ * hexadecimal digits of md5 of t's quoted qualified name; the trigger of
+ * model m is unlearn_shard_<k>, k those of md5 of m's name.  A shard's trigger
  * checks that its table's name hashes to the queue it is given, so a
  * trigger on one table can write no other table's queue.
  *
@@ -31,21 +31,22 @@
  *	  everything a worker needs to decode its rows (the worker has no
  *	  catalog of the models): model, table, queue, loss, nulls, d, p,
  *	  whether the features are one array, the label and the feature
- *	  columns.  A retrain writes it again.
+ *	  columns.  unlearn_train writes it again (replace => true).
  *	- DDL on the table goes through the coordinator (Citus propagates it
  *	  to the shards); these functions run it with
  *	  citus.enable_unsafe_triggers on for that DDL only.
  *
- * Cost: attaching costs two DDL statements that Citus runs on every
- * shard; taking the queue one multi-shard DELETE, O(n_queue p) bytes.
+ * Cost: a training's attach costs four DDL statements that Citus runs on
+ * every shard (the provisional trigger's drop and create, then the final
+ * one's); taking the queue one multi-shard DELETE, O(n_queue p) bytes.
  *
  *-------------------------------------------------------------------------
  */
 #include "store/store.h"
 
+#include "access/transam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
-#include "access/transam.h"
 #include "catalog/pg_type.h"
 #include "common/md5.h"
 #include "executor/spi.h"
@@ -146,7 +147,7 @@ citus_queue_name(const char *table)
 char *
 citus_trigger_name(const char *model)
 {
-	return psprintf("unlearn_shard_%s", short_md5(model));
+	return psprintf(UNLEARN_SHARD_TRIGGER_PREFIX "%s", short_md5(model));
 }
 
 /* the name of the distribution column of hash-distributed relid */
@@ -217,18 +218,11 @@ run_citus_ddl(List *commands)
 	AtEOXact_GUC(true, level);
 }
 
-/* the schema-qualified name of relid, quoted: what its queue's name hashes */
-char *
-citus_table_name(Oid relid)
-{
-	return relation_qualified_name(relid);
-}
-
 /* the queue of relid */
 static char *
 queue_of(Oid relid)
 {
-	return citus_queue_name(citus_table_name(relid));
+	return citus_queue_name(relation_qualified_name(relid));
 }
 
 /* whether the unlearn schema holds relation name */
@@ -385,9 +379,9 @@ citus_detach_model(const char *model, Oid relid)
 
 /*
  * Consume model's queued entries on hash-distributed relid: delete them,
- * returning (change, contribution) in SPI_tuptable.  Returns how many.
+ * returning (change, contribution) in SPI_tuptable.
  */
-uint64
+void
 citus_take_queue(const char *model, Oid relid)
 {
 	char	   *queue = queue_of(relid);
@@ -401,14 +395,13 @@ citus_take_queue(const char *model, Oid relid)
 									   "RETURNING change, contribution", queue),
 							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not read the queue of model \"%s\"", model);
-	return SPI_processed;
 }
 
 /* a retrained model of hash-distributed relid reflects its table: drop its entries */
 void
 citus_clear_queue(const char *model, Oid relid)
 {
-	(void) citus_take_queue(model, relid);
+	citus_take_queue(model, relid);
 }
 
 /* whether model has entries queued on hash-distributed relid */

@@ -60,7 +60,8 @@ extern void catalog_write_features(UnlearnModel *m);
 extern bool catalog_has_async_removal(void);
 /* catalog.c: set while the extension changes its own triggers */
 extern bool unlearn_changing_triggers;
-/* citus_queue.c */
+/* citus_queue.c: the name of every model's shard trigger begins so */
+#define UNLEARN_SHARD_TRIGGER_PREFIX "unlearn_shard_"
 extern char citus_distribution(Oid relid);
 extern bool citus_is_coordinator(void);
 extern bool citus_is_shard(Oid relid);
@@ -70,10 +71,9 @@ extern char *citus_trigger_name(const char *model);
 extern void citus_prepare_model(UnlearnModel *m);
 extern void citus_attach_model(UnlearnModel *m);
 extern void citus_detach_model(const char *model, Oid relid);
-extern uint64 citus_take_queue(const char *model, Oid relid);
+extern void citus_take_queue(const char *model, Oid relid);
 extern void citus_clear_queue(const char *model, Oid relid);
 extern bool citus_queue_has_entries(const char *model, Oid relid);
-extern char *citus_table_name(Oid relid);
 extern void citus_drop_queue(const char *table);
 /* catalog_generation.c */
 extern bool catalog_generation_usable(uint64 *now);
