@@ -192,6 +192,18 @@ is($coordinator->safe_psql('postgres', "SELECT unlearn_wait('dist_noisy', 60)"),
 	'the maintenance worker applies the queue');
 is(in_step('dist_noisy'), 't', 'the noisy model forgot the rows of both workers, certified');
 
+# a rolled-back erasure, and one rolled back to a savepoint, queue nothing
+# and leave the models as they were, bit for bit
+my $models = q{SELECT string_agg(model || coef::text || spent || rows, ';' ORDER BY model) FROM unlearn.models};
+my $kept = $coordinator->safe_psql('postgres', $models);
+$coordinator->safe_psql('postgres', q{
+BEGIN; DELETE FROM dist WHERE id % 7 = 1; ROLLBACK;
+BEGIN; SAVEPOINT s; DELETE FROM dist WHERE id % 7 = 2; ROLLBACK TO s; COMMIT;
+});
+is($coordinator->safe_psql('postgres', "SELECT count(*) FROM unlearn.$queue"), '0', 'a rolled-back erasure queues nothing');
+$coordinator->safe_psql('postgres', "SELECT unlearn_apply_pending(m) FROM unnest('{dist_lsq,dist_noisy,dist_zero}'::text[]) m");
+is($coordinator->safe_psql('postgres', $models), $kept, 'and the models stay bit for bit');
+
 # 5. 100 mixed changes, some on many shards
 srand(13);
 my @changes;
