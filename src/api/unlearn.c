@@ -699,7 +699,8 @@ unlearn_train(PG_FUNCTION_ARGS)
 	if (old != NULL && old->def.source != relid)
 	{
 		catalog_detach_triggers_if_unused(old->def.source);
-		citus_detach_model(m->def.name, old->def.source);
+		citus_detach_model(m->def.name, old->def.source,
+						   catalog_models_of_relation(old->def.source) == NIL);
 	}
 	catalog_ledger(m, "train", 0, m->released.rows, m->released.spent, true);
 	summary = training_summary(fcinfo, m, started);
@@ -809,7 +810,7 @@ unlearn_drop(PG_FUNCTION_ARGS)
 	catalog_model_identity(name, true, false, &m->def.owner, &m->def.source);
 	catalog_delete_model(name);
 	catalog_detach_triggers_if_unused(m->def.source);
-	citus_detach_model(name, m->def.source);
+	citus_detach_model(name, m->def.source, catalog_models_of_relation(m->def.source) == NIL);
 	catalog_ledger(m, "drop", 0, 0, 0.0, false);
 	leave_extension_context(&ctx);
 	SPI_finish();

@@ -112,18 +112,6 @@ static const char *const noise_names[] = {"gaussian", "laplace"};	/* by UnlearnN
 
 static void write_state(UnlearnModel *m, bool full);
 
-char *
-relation_qualified_name(Oid relid)
-{
-	char	   *rel = get_rel_name(relid);
-
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), rel);
-}
-
 /* --- Datum helpers ------------------------------------------------------ */
 
 static Datum
@@ -1878,29 +1866,10 @@ catalog_ledger(UnlearnModel *m, const char *operation, int64 removed, int64 adde
 
 /* --- triggers on trained tables ----------------------------------------- */
 
-bool		unlearn_changing_triggers = false;
-
 static bool
 relation_has_trigger(Oid relid, const char *name)
 {
 	return OidIsValid(get_trigger_oid(relid, name, true));
-}
-
-/* run DDL on the extension's own triggers, which the event triggers allow */
-static void
-run_trigger_ddl(const char *sql, Oid relid)
-{
-	unlearn_changing_triggers = true;
-	PG_TRY();
-	{
-		if (SPI_execute(sql, false, 0) < 0)
-			elog(ERROR, "could not change the triggers of %s", relation_qualified_name(relid));
-	}
-	PG_FINALLY();
-	{
-		unlearn_changing_triggers = false;
-	}
-	PG_END_TRY();
 }
 
 /* which removals the models of a table use */
@@ -2010,7 +1979,7 @@ catalog_attach_triggers(Oid relid)
 							 "ALTER TABLE %s ENABLE ALWAYS TRIGGER unlearn_after_row;",
 							 rel, rel);
 		if (q.len > 0)
-			run_trigger_ddl(q.data, rel_oid);
+			run_trigger_ddl(list_make1(q.data), rel);
 	}
 }
 
@@ -2047,7 +2016,7 @@ catalog_detach_triggers_if_unused(Oid relid)
 		if (!deferred && rel_oid == relid && relation_has_trigger(rel_oid, "unlearn_after_row"))
 			appendStringInfo(&q, "DROP TRIGGER unlearn_after_row ON %s;", rel);
 		if (q.len > 0)
-			run_trigger_ddl(q.data, rel_oid);
+			run_trigger_ddl(list_make1(q.data), rel);
 	}
 }
 

@@ -189,13 +189,13 @@ citus_check_distribution_column(Oid relid)
 }
 
 /*
- * Run commands, DDL on a distributed table, with Citus's triggers allowed:
- * one statement each, as Citus sends each to the workers as it is.
+ * Run commands, the extension's DDL on distributed table table, with
+ * Citus's triggers allowed: one statement each, as Citus sends each to
+ * the workers as it is.
  */
 static void
-run_citus_ddl(List *commands)
+run_citus_ddl(List *commands, const char *table)
 {
-	ListCell   *lc;
 	int			level = NewGUCNestLevel();
 
 	(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET, PGC_S_SESSION,
@@ -203,18 +203,7 @@ run_citus_ddl(List *commands)
 	/* no NOTICE of a DROP TRIGGER IF EXISTS that found none */
 	(void) set_config_option("client_min_messages", "warning", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	unlearn_changing_triggers = true;
-	PG_TRY();
-	{
-		foreach(lc, commands)
-			if (SPI_execute((const char *) lfirst(lc), false, 0) < 0)
-				elog(ERROR, "could not run Citus DDL");
-	}
-	PG_FINALLY();
-	{
-		unlearn_changing_triggers = false;
-	}
-	PG_END_TRY();
+	run_trigger_ddl(commands, table);
 	AtEOXact_GUC(true, level);
 }
 
@@ -337,7 +326,7 @@ citus_prepare_model(UnlearnModel *m)
 									"colocate_with => %s)", queue, quote_literal_cstr(table)));
 	}
 	commands = lappend(commands, shard_trigger_ddl(m, table, queue, true));
-	run_citus_ddl(commands);
+	run_citus_ddl(commands, table);
 }
 
 /* after the training of model m: its shard trigger with its final arguments */
@@ -347,34 +336,37 @@ citus_attach_model(UnlearnModel *m)
 	char	   *table = relation_qualified_name(m->def.source);
 
 	run_citus_ddl(list_make2(psprintf("DROP TRIGGER %s ON %s", citus_trigger_name(m->def.name), table),
-							 shard_trigger_ddl(m, table, citus_queue_name(table), false)));
+							 shard_trigger_ddl(m, table, citus_queue_name(table), false)),
+				  table);
 }
 
 /*
  * Detach model's shard trigger from relid, if Citus distributes it, after
- * the model left the catalog: drop its entries, or the table's queue with
- * the table's last model.
+ * the model left the catalog: drop its entries, or with the table's last
+ * model (last) the table's queue.
  */
 void
-citus_detach_model(const char *model, Oid relid)
+citus_detach_model(const char *model, Oid relid, bool last)
 {
+	char	   *table;
 	char	   *queue;
 	List	   *commands;
 
 	if (get_rel_name(relid) == NULL || citus_distribution(relid) != 'h')
 		return;
-	queue = queue_of(relid);
+	table = relation_qualified_name(relid);
+	queue = citus_queue_name(table);
 	commands = list_make1(psprintf("DROP TRIGGER IF EXISTS %s ON %s", citus_trigger_name(model),
-								   relation_qualified_name(relid)));
+								   table));
 	if (queue_exists(queue))
 	{
-		if (catalog_models_of_relation(relid) == NIL)
+		if (last)
 			commands = lappend(commands, psprintf("DROP TABLE unlearn.%s", queue));
 		else
 			commands = lappend(commands, psprintf("DELETE FROM unlearn.%s WHERE model = %s", queue,
 												  quote_literal_cstr(model)));
 	}
-	run_citus_ddl(commands);
+	run_citus_ddl(commands, table);
 }
 
 /*
@@ -428,5 +420,5 @@ citus_drop_queue(const char *table)
 	char	   *queue = citus_queue_name(table);
 
 	if (queue_exists(queue) && citus_is_coordinator())
-		run_citus_ddl(list_make1(psprintf("DROP TABLE unlearn.%s", queue)));
+		run_citus_ddl(list_make1(psprintf("DROP TABLE unlearn.%s", queue)), table);
 }

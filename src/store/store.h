@@ -58,8 +58,10 @@ extern bool catalog_has_category_values(void);
 extern bool catalog_has_taken_categories(void);
 extern void catalog_write_features(UnlearnModel *m);
 extern bool catalog_has_async_removal(void);
-/* catalog.c: set while the extension changes its own triggers */
+/* trigger_ddl.c */
 extern bool unlearn_changing_triggers;
+extern char *relation_qualified_name(Oid relid);
+extern void run_trigger_ddl(List *commands, const char *table);
 /* citus_queue.c: the name of every model's shard trigger begins so */
 #define UNLEARN_SHARD_TRIGGER_PREFIX "unlearn_shard_"
 extern char citus_distribution(Oid relid);
@@ -70,7 +72,7 @@ extern char *citus_queue_name(const char *table);
 extern char *citus_trigger_name(const char *model);
 extern void citus_prepare_model(UnlearnModel *m);
 extern void citus_attach_model(UnlearnModel *m);
-extern void citus_detach_model(const char *model, Oid relid);
+extern void citus_detach_model(const char *model, Oid relid, bool last);
 extern void citus_take_queue(const char *model, Oid relid);
 extern void citus_clear_queue(const char *model, Oid relid);
 extern bool citus_queue_has_entries(const char *model, Oid relid);
@@ -100,7 +102,6 @@ extern void catalog_attach_triggers(Oid relid);
 extern void catalog_detach_triggers_if_unused(Oid relid);
 extern Datum partition_set(Oid relid, int *count);
 extern void catalog_set_partitions(Oid relid);
-extern char *relation_qualified_name(Oid relid);
 /* state_store.c */
 extern int	unlearn_state_memory_mb;
 extern void state_store_init(void);
